@@ -1,0 +1,95 @@
+// exactref/covers.h — covers(): does a computed result lie within an error model? Decided exactly.
+//
+// The comparison |r - s| <= B is made on integers (GMP): r, s and S are dyadic, u is a power of two and γ_k is the
+// rational k·u/(1 - k·u), so |r - s|·den(B) <= num(B) is an integer inequality. Nothing is rounded on the way; the
+// doubles in a verdict (error, bound, ratio, ulps) are for display only.
+//
+// Special values (shared/DESIGN.md §3): a NaN term makes only NaN covered; +Inf terms only (no -Inf) make only +Inf
+// covered; both make only NaN covered. With finite terms, +Inf is covered exactly when (1+(n-1)u)·P >= Ω (P = sum of
+// the positive terms, Ω = (2 - 2^-p)·2^emax the round-to-nearest overflow threshold; 2u for directed), -Inf likewise
+// with the negative terms; NaN only when both are. -0.0 is covered only when every term is -0.0 (round-to-nearest
+// cannot produce it otherwise), unless the standard allows it (allow_negative_zero, directed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exactref/format.h"
+#include "exactref/reference.h"
+#include "exactref/standard.h"
+
+namespace exactref {
+
+/// The decision of covers() and the numbers behind it.
+struct verdict {
+    bool covered = false;
+    std::string standard;          // the standard's name()
+    dtype result_format = dtype::float64;
+    std::string result;            // r, shortest round-trip decimal in its format ("30.604261")
+    std::string exact;             // s, exact decimal
+    std::string error_exact;       // r - s, exact decimal ("" when r or s is not finite)
+    double error = 0;              // r - s rounded to nearest binary64
+    double bound = 0;              // B rounded upward to binary64 (never below the exact bound); inf when unbounded
+    double ratio = 0;              // |r - s| / B (0 when both are 0, inf when B = 0 < |r - s|)
+    double ulps = 0;               // (r - s) / ulp(RN(s)) in the result's format
+    std::string reason;            // why, when a special-value or signed-zero rule decided
+
+    explicit operator bool() const noexcept { return covered; }
+    /// Several lines: verdict, standard, exact value, result, error, bound, ratio, ulps (and the reason).
+    std::string message() const;
+};
+using Verdict = verdict;
+
+/// Decides whether `result` (raw bits of `result_format`) is covered by `model` for the reference `ref`.
+/// The accumulation format is result_format unless the standard names one (mixed).
+/// Throws std::invalid_argument for a standard that does not apply (mixed whose output format differs from the
+/// result's, a dot-only option on a sum).
+verdict covers_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
+                    const standard& model);
+
+template <floating_format T>
+verdict covers(T result, const reference& ref, const standard& model) {
+    return covers_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref, model);
+}
+template <floating_format T>
+verdict covers(T result, const reference& ref);  // any_order()
+
+/// The exact bound B of `model` for `ref` with results in `result_format`, rounded upward to binary64.
+/// +inf when the model gives no finite bound (k·u >= 1 in γ_k). Throws like covers_bits.
+double bound(const reference& ref, const standard& model, const format_info& result_format);
+
+/// covers() over many results: every results[i] against the same reference (several runs of one sum), or
+/// results[i] against refs.elements[i] (row sums, GEMM entries; sizes must match, else std::invalid_argument).
+struct array_verdict {
+    bool covered = true;
+    std::size_t size = 0;
+    std::size_t violations = 0;
+    std::size_t worst_index = 0;                 // largest ratio (first violation wins ties)
+    verdict worst;                               // the verdict at worst_index
+    std::vector<std::size_t> first_violations;   // up to 8 indices, in order
+    explicit operator bool() const noexcept { return covered; }
+    std::string message() const;
+};
+
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const reference& ref, const standard& model);
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const reference_array& refs, const standard& model);
+
+template <floating_format T>
+verdict covers(T result, const reference& ref) {
+    return covers(result, ref, any_order());
+}
+template <floating_format T>
+verdict reference::covers(T result, const standard& model) const {
+    return exactref::covers(result, *this, model);
+}
+template <floating_format T>
+verdict reference::covers(T result) const {
+    return exactref::covers(result, *this, any_order());
+}
+
+}  // namespace exactref

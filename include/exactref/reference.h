@@ -1,0 +1,86 @@
+// exactref/reference.h — the exact reference of a reduction: exact s, exact S = Σ|t_i|, n, the term format.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ranges>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exactref/accumulator.h"
+#include "exactref/format.h"
+
+namespace exactref {
+
+struct standard;
+struct verdict;
+struct array_verdict;
+
+/// The exact reference of one sum (or dot product, dot.h).
+///
+///   s  = sum       exact value of Σ t_i (superaccumulator, with the special-value state)
+///   S  = abs_sum   exact Σ |t_i| over the finite terms
+///   n  = count     number of terms (zeros and specials included)
+///   term_format    the format the terms came in
+/// For dot products, t_i = x_i·y_i exactly, and abs_products holds T = Σ|x_i·y_i| (equal to abs_sum), with
+/// product_may_underflow set when some product's magnitude lies below 2^emin of the accumulation format.
+struct reference {
+    superaccumulator sum;
+    superaccumulator abs_sum;
+    std::uint64_t count = 0;
+    dtype term_format = dtype::float64;
+    bool is_dot = false;
+    bool product_may_underflow = false;
+
+    /// s correctly rounded to T in `mode` (IEEE 754-2019 §4.3; NaN/Inf by the superaccumulator's rules).
+    template <floating_format T>
+    T nearest(rounding mode = rounding::to_nearest_even) const noexcept {
+        return sum.round<T>(mode);
+    }
+    /// s as an exact decimal string ("30.604261366177525..." with every digit; "nan", "inf", "-inf", "-0").
+    std::string exact() const { return sum.to_decimal(); }
+
+    /// Does `result` lie within `model`? Decided in exact arithmetic (covers.h).
+    template <floating_format T>
+    verdict covers(T result, const standard& model) const;
+    template <floating_format T>
+    verdict covers(T result) const;
+};
+using Reference = reference;
+
+/// The exact reference of Σ xs. O(1) memory; the superaccumulator's fast path. Empty input gives s = +0.0, n = 0.
+///   exactref::sum(std::vector<float>{0.1f, 0.2f}).exact()  // -> "0.300000004470348358154296875"
+template <floating_format T>
+reference sum(std::span<const T> xs) {
+    reference r;
+    r.sum.add(xs);
+    r.abs_sum.add_abs(xs);
+    r.count = xs.size();
+    r.term_format = format_traits<T>::info.id;
+    return r;
+}
+
+template <std::ranges::contiguous_range R>
+    requires floating_format<std::remove_cv_t<std::ranges::range_value_t<R>>>
+reference sum(const R& xs) {
+    using T = std::remove_cv_t<std::ranges::range_value_t<R>>;
+    return sum(std::span<const T>(std::ranges::data(xs), std::ranges::size(xs)));
+}
+
+/// One reference per output element (row sums, GEMM entries), row-major rows x cols.
+struct reference_array {
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+    std::vector<reference> elements;
+    const reference& operator()(std::size_t i, std::size_t j) const { return elements[i * cols + j]; }
+    std::size_t size() const noexcept { return elements.size(); }
+};
+using ReferenceArray = reference_array;
+
+/// Row sums of a row-major rows x cols matrix: one reference per row (a rows x 1 reference_array).
+/// Throws std::invalid_argument when data.size() != rows * cols.
+template <floating_format T>
+reference_array sum_rows(std::span<const T> data, std::size_t rows, std::size_t cols);
+
+}  // namespace exactref

@@ -1,0 +1,33 @@
+// exactref/ulp.h — distances in units in the last place.
+#pragma once
+
+#include <cstdint>
+
+#include "exactref/format.h"
+#include "exactref/reference.h"
+
+namespace exactref {
+
+/// Signed number of representable values of T from a to b (b above a: positive). +0.0 and -0.0 are the same point;
+/// ±Inf count as one step beyond ±max. Exact (integer arithmetic on the encodings).
+///   ulp_distance(1.0f, std::nextafter(1.0f, 2.0f))  // -> 1
+/// Throws std::invalid_argument when a or b is NaN.
+std::int64_t ulp_distance_bits(const format_info& f, std::uint64_t a_bits, std::uint64_t b_bits);
+
+template <floating_format T>
+std::int64_t ulp_distance(T a, T b) {
+    return ulp_distance_bits(format_traits<T>::info, format_traits<T>::to_bits(a), format_traits<T>::to_bits(b));
+}
+
+/// The error of `result` against the exact value s of `ref`, in ulps of s in T's format:
+/// (r - s) / ulp(s), ulp(s) = 2^(max(e, emin) - p + 1) with 2^e <= |s| < 2^(e+1) (the smallest subnormal for s = 0).
+/// Computed exactly and rounded once to binary64. NaN when r or s is NaN; ±inf when exactly one is infinite, 0 when
+/// both are the same infinity.
+double ulp_error_bits(const format_info& f, std::uint64_t result_bits, const reference& ref);
+
+template <floating_format T>
+double ulp_error(T result, const reference& ref) {
+    return ulp_error_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref);
+}
+
+}  // namespace exactref
