@@ -19,8 +19,9 @@ std::int64_t ulp_distance(T a, T b) {
     return ulp_distance_bits(format_traits<T>::info, format_traits<T>::to_bits(a), format_traits<T>::to_bits(b));
 }
 
-/// The error of `result` against the exact value s of `ref`, in ulps of s in T's format:
-/// (r - s) / ulp(s), ulp(s) = 2^(max(e, emin) - p + 1) with 2^e <= |s| < 2^(e+1) (the smallest subnormal for s = 0).
+/// The error of `result` against the exact value s of `ref`, in ulps of RN(s) in T's format:
+/// (r - s) / ulp, ulp = 2^(max(e, emin) - p + 1) with 2^e <= |RN(s)| < 2^(e+1) (the smallest subnormal for RN(s) = 0;
+/// the ulp of the largest finite value when RN(s) overflows).
 /// Computed exactly and rounded once to binary64. NaN when r or s is NaN; ±inf when exactly one is infinite, 0 when
 /// both are the same infinity.
 double ulp_error_bits(const format_info& f, std::uint64_t result_bits, const reference& ref);

@@ -1,0 +1,90 @@
+// exactref/multiprecision.h — exact conversions of superaccumulators and format values to GMP (mpz/mpq via gmpxx),
+// MPFR and Boost.Multiprecision types. Including this header makes GMP, MPFR and Boost public dependencies of the
+// including code (exactref::exactref already links them).
+#pragma once
+
+#include <gmpxx.h>
+#include <mpfr.h>
+
+#include <boost/multiprecision/cpp_int.hpp>
+#include <cstdint>
+#include <stdexcept>
+
+#include "exactref/accumulator.h"
+#include "exactref/format.h"
+
+namespace exactref {
+
+/// The exact value of a dyadic number as a GMP rational (exact).
+inline mpq_class to_mpq(const dyadic& d) {
+    mpz_class m;
+    if (!d.magnitude.empty())
+        mpz_import(m.get_mpz_t(), d.magnitude.size(), -1, sizeof(std::uint32_t), 0, 0, d.magnitude.data());
+    if (d.negative) m = -m;
+    mpq_class q(m);
+    if (d.exponent >= 0) mpq_mul_2exp(q.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(d.exponent));
+    else mpq_div_2exp(q.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(-d.exponent));
+    q.canonicalize();
+    return q;
+}
+
+/// The exact finite part of an accumulator (specials ignored: check has_nan() and the Inf counts first).
+inline mpq_class to_mpq(const superaccumulator& acc) { return to_mpq(acc.to_dyadic()); }
+
+/// The integer m and exponent e with value = m·2^e (exact), e = acc's lowest non-zero bit position.
+inline mpz_class to_mpz_2exp(const superaccumulator& acc, long& exponent) {
+    const dyadic d = acc.to_dyadic();
+    mpz_class m;
+    if (!d.magnitude.empty())
+        mpz_import(m.get_mpz_t(), d.magnitude.size(), -1, sizeof(std::uint32_t), 0, 0, d.magnitude.data());
+    if (d.negative) m = -m;
+    exponent = d.exponent;
+    return m;
+}
+
+/// The exact value of a finite value of format f (raw bits). Throws std::invalid_argument for NaN and ±Inf.
+inline mpq_class value_to_mpq(const format_info& f, std::uint64_t bits) {
+    const decoded d = decode_bits(f, bits);
+    if (d.is_nan || d.is_inf) throw std::invalid_argument("value_to_mpq: not a finite value");
+    dyadic x;
+    x.negative = d.negative;
+    x.exponent = d.exponent;
+    if (d.significand != 0) {
+        x.magnitude.push_back(static_cast<std::uint32_t>(d.significand));
+        if (d.significand >> 32) x.magnitude.push_back(static_cast<std::uint32_t>(d.significand >> 32));
+    }
+    return to_mpq(x);
+}
+
+/// Sets `out` (already initialised, any precision) to the accumulator's value rounded once in `rnd`, with the
+/// special values (NaN, ±Inf, -0.0) of round_bits(). Returns MPFR's ternary value.
+inline int to_mpfr(mpfr_t out, const superaccumulator& acc, mpfr_rnd_t rnd) {
+    if (acc.has_nan() || (acc.positive_inf_count() > 0 && acc.negative_inf_count() > 0)) {
+        mpfr_set_nan(out);
+        return 0;
+    }
+    if (acc.positive_inf_count() > 0 || acc.negative_inf_count() > 0) {
+        mpfr_set_inf(out, acc.positive_inf_count() > 0 ? 1 : -1);
+        return 0;
+    }
+    long e = 0;
+    const mpz_class m = to_mpz_2exp(acc, e);
+    if (m == 0) {
+        mpfr_set_zero(out, acc.all_negative_zero() ? -1 : 1);
+        return 0;
+    }
+    return mpfr_set_z_2exp(out, m.get_mpz_t(), e, rnd);
+}
+
+/// The exact finite part as a Boost.Multiprecision rational (no GMP involved).
+inline boost::multiprecision::cpp_rational to_cpp_rational(const superaccumulator& acc) {
+    using boost::multiprecision::cpp_int;
+    const dyadic d = acc.to_dyadic();
+    cpp_int m = 0;
+    for (auto it = d.magnitude.rbegin(); it != d.magnitude.rend(); ++it) m = (m << 32) | cpp_int(*it);
+    if (d.negative) m = -m;
+    if (d.exponent >= 0) return boost::multiprecision::cpp_rational(m << d.exponent);
+    return boost::multiprecision::cpp_rational(m, cpp_int(1) << -d.exponent);
+}
+
+}  // namespace exactref

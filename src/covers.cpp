@@ -1,0 +1,431 @@
+// covers(): the exact decision |r - s| <= B and the special-value rules of shared/DESIGN.md §3.
+//
+// Everything that decides is a GMP rational (r, s, S, u, γ_k are dyadic or rational); MPFR only turns the decided
+// numbers into doubles for display. Per reference the bound is prepared once (prepared_reference), so array forms
+// cost one subtraction and one comparison per element.
+#include <mpfr.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "exactref/covers.h"
+#include "exactref/io.h"
+#include "exactref/multiprecision.h"
+
+namespace exactref {
+
+namespace {
+
+mpq_class pow2(long e) {
+    mpq_class q(1);
+    if (e >= 0) mpq_mul_2exp(q.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(e));
+    else mpq_div_2exp(q.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(-e));
+    return q;
+}
+
+// γ_k = k·u / (1 - k·u) (Higham, ASNA §3.1); nullopt when k·u >= 1 (no finite bound).
+std::optional<mpq_class> gamma(std::uint64_t k, const mpq_class& u) {
+    const mpq_class ku = mpq_class(mpz_class(std::to_string(k))) * u;
+    if (ku >= 1) return std::nullopt;
+    return mpq_class(ku / (1 - ku));
+}
+
+mpq_class from_count(std::uint64_t k) { return mpq_class(mpz_class(std::to_string(k))); }
+
+std::uint64_t ceil_log2(std::uint64_t s) { return s <= 1 ? 0 : static_cast<std::uint64_t>(std::bit_width(s - 1)); }
+
+// Largest finite value of f, and Ω = (2 - 2^-p)·2^emax, the round-to-nearest overflow threshold (IEEE 754 §7.4).
+mpq_class largest_finite(const format_info& f) { return (2 - pow2(1 - f.precision)) * pow2(f.emax); }
+mpq_class overflow_threshold(const format_info& f) { return (2 - pow2(-f.precision)) * pow2(f.emax); }
+
+bool fits_in(const format_info& term, const format_info& acc) {
+    return term.precision <= acc.precision && term.emax <= acc.emax &&
+           term.subnormal_lsb_exponent() >= acc.subnormal_lsb_exponent();
+}
+
+double to_double(const mpq_class& q, mpfr_rnd_t rnd) {
+    mpfr_t t;
+    mpfr_init2(t, 53);
+    mpfr_set_q(t, q.get_mpq_t(), rnd);
+    const double d = mpfr_get_d(t, rnd);
+    mpfr_clear(t);
+    return d;
+}
+
+// Exact decimal of a rational whose denominator is a power of two.
+std::string dyadic_decimal(const mpq_class& q) {
+    const mpz_class& den = q.get_den();
+    const mp_bitcnt_t k = mpz_scan1(den.get_mpz_t(), 0);
+    mpz_class num = abs(q.get_num());
+    std::string digits;
+    if (k == 0) {
+        digits = num.get_str();
+    } else {
+        mpz_class five;
+        mpz_ui_pow_ui(five.get_mpz_t(), 5, k);
+        num *= five;
+        digits = num.get_str();
+        if (digits.size() <= k) digits.insert(0, k - digits.size() + 1, '0');
+        digits.insert(digits.size() - k, ".");
+        while (digits.back() == '0') digits.pop_back();
+        if (digits.back() == '.') digits.pop_back();
+    }
+    return (sgn(q) < 0 ? "-" : "") + digits;
+}
+
+// The bound of one model for one reference, with the relative factor used by the overflow rule:
+// B = factor·W + extra, W = S (sums) or T (dots); mixed adds u_out·(|s| + B_acc).
+struct prepared_bound {
+    bool finite = true;
+    mpq_class value;       // B
+    mpq_class factor;      // relative growth of a sum of like-signed terms: (1 + factor)·P bounds every result
+};
+
+struct prepared_reference {
+    const reference* ref = nullptr;
+    const format_info* result = nullptr;
+    const format_info* acc = nullptr;
+    standard model;
+    // special state
+    bool nan_only = false, pos_inf_only = false, neg_inf_only = false;
+    bool pos_inf_reachable = false, neg_inf_reachable = false;
+    // exact values (finite terms)
+    mpq_class s;
+    prepared_bound bound;
+    std::uint64_t rn_bits = 0, rd_bits = 0, ru_bits = 0;
+    int ulp_exponent = 0;  // ulp of RN(s) in the result format
+};
+
+prepared_bound compute_bound(const reference& ref, const standard& m, const format_info& acc,
+                             const format_info& out, const mpq_class& s, const mpq_class& w) {
+    const int u_shift = m.directed ? 1 : 0;  // Lange–Rump (2017): directed rounding doubles u
+    const mpq_class u = pow2(acc.u_exponent() + u_shift);
+    const std::uint64_t n = ref.count;
+    prepared_bound b;
+
+    // Step B1: the relative factor of the accumulation (times W), per standard.
+    std::optional<mpq_class> factor;
+    mpq_class extra = 0;
+    const bool dot = ref.is_dot;
+    const bool underflow_term = dot && (ref.product_may_underflow || m.fma);
+    const mpq_class eta = pow2(acc.emin - acc.precision + u_shift);  // η: the underflow unit (Higham (3.5))
+    const std::uint64_t product_rounding = dot && !m.fma ? 1 : 0;
+    auto depth_factor = [&](std::uint64_t depth) { return gamma(depth + product_rounding, u); };
+
+    switch (m.kind) {
+        case standard_kind::any_order:
+        case standard_kind::mixed:
+            if (!dot) factor = n == 0 ? mpq_class(0) : from_count(n - 1) * u;          // Rump; Lange–Rump
+            else if (!underflow_term) factor = from_count(n) * u;                        // Jeannerod–Rump 2013
+            else factor = gamma(n, u);                                                   // Higham (3.5)
+            break;
+        case standard_kind::tree:
+            factor = depth_factor(m.height);  // Higham §4.2
+            break;
+        case standard_kind::split_k: {
+            const std::uint64_t k = n == 0 ? 0 : (n + m.chunks - 1) / m.chunks;
+            const std::uint64_t used = k == 0 ? 0 : (n + k - 1) / k;  // non-empty chunks
+            std::uint64_t depth = 0;
+            if (k > 0) {
+                depth = m.combine == split_combine::any_order ? k + used - 2 : k - 1 + ceil_log2(used);
+            }
+            factor = depth_factor(depth);
+            break;
+        }
+        case standard_kind::exact:
+        case standard_kind::faithful:
+            break;
+    }
+    if (!factor) {
+        b.finite = false;
+        return b;
+    }
+    if (underflow_term) {
+        // n·(1 + (n-1)u)·η: each of n products may lose up to η to underflow (Higham (3.5)).
+        extra = from_count(n) * (1 + (n == 0 ? mpq_class(0) : from_count(n - 1) * u)) * eta;
+    }
+    mpq_class value = *factor * w + extra;
+    mpq_class total_factor = *factor;
+    if (m.kind == standard_kind::mixed) {
+        // Round once from acc to out: u_out·(|s| + B_acc) more (composition, DESIGN §3).
+        const mpq_class u_out = pow2(out.u_exponent() + u_shift);
+        value += u_out * (abs(s) + value);
+        total_factor = total_factor + u_out * (1 + total_factor);
+    }
+    b.value = value;
+    b.factor = total_factor;
+    return b;
+}
+
+prepared_reference prepare(const reference& ref, const standard& model, const format_info& result) {
+    prepared_reference p;
+    p.ref = &ref;
+    p.result = &result;
+    p.model = model;
+    p.acc = &result;
+    if (model.kind == standard_kind::mixed) {
+        if (model.output && *model.output != result.id)
+            throw std::invalid_argument("standard '" + model.name() + "' describes results in " +
+                                        std::string(info(*model.output).name) + ", but the result is " +
+                                        std::string(result.name) + ": pass a result of the output format");
+        p.acc = &info(model.accumulate.value_or(result.id));
+    }
+    if (model.fma && !ref.is_dot)
+        throw std::invalid_argument("standard '" + model.name() + "': +fma applies to dot products, not to sums");
+    const format_info& term = info(ref.term_format);
+    const bool bound_model = model.kind != standard_kind::exact && model.kind != standard_kind::faithful;
+    if (bound_model && !ref.is_dot && !fits_in(term, *p.acc))
+        throw std::invalid_argument("standard '" + model.name() + "' accumulates in " + std::string(p.acc->name) +
+                                    ", which cannot hold the " + std::string(term.name) +
+                                    " terms exactly: use mixed:" + std::string(term.name) + ":" +
+                                    std::string(result.name) + " or a result of a wider format");
+
+    const superaccumulator& sum = ref.sum;
+    p.rn_bits = sum.round_bits(result, rounding::to_nearest_even);
+    p.rd_bits = sum.round_bits(result, rounding::downward);
+    p.ru_bits = sum.round_bits(result, rounding::upward);
+    {
+        const decoded d = decode_bits(result, p.rn_bits);
+        if (d.is_inf || d.is_nan) p.ulp_exponent = result.emax - result.precision + 1;
+        else if (d.significand == 0) p.ulp_exponent = result.subnormal_lsb_exponent();
+        else {
+            const int leading = d.exponent + 63 - std::countl_zero(d.significand);
+            p.ulp_exponent = std::max(leading, result.emin) - result.precision + 1;
+        }
+    }
+    const bool pos_inf = sum.positive_inf_count() > 0;
+    const bool neg_inf = sum.negative_inf_count() > 0;
+    p.nan_only = sum.has_nan() || (pos_inf && neg_inf);
+    p.pos_inf_only = !p.nan_only && pos_inf;
+    p.neg_inf_only = !p.nan_only && neg_inf;
+    if (p.nan_only || p.pos_inf_only || p.neg_inf_only || !bound_model) return p;
+
+    p.s = to_mpq(sum);
+    const mpq_class w = to_mpq(ref.abs_sum);
+    p.bound = compute_bound(ref, model, *p.acc, result, p.s, w);
+    // Overflow rule: +Inf reachable when (1 + factor)·P >= threshold, P = (S + s)/2 the sum of positive terms.
+    const mpq_class threshold = model.directed ? largest_finite(result) : overflow_threshold(result);
+    if (!p.bound.finite) {
+        p.pos_inf_reachable = p.neg_inf_reachable = true;
+    } else {
+        const mpq_class positive = (w + p.s) / 2;
+        const mpq_class negative = (w - p.s) / 2;
+        p.pos_inf_reachable = (1 + p.bound.factor) * positive >= threshold;
+        p.neg_inf_reachable = (1 + p.bound.factor) * negative >= threshold;
+    }
+    return p;
+}
+
+bool is_nan_bits(const format_info& f, std::uint64_t bits) { return decode_bits(f, bits).is_nan; }
+
+// The decision for one result; with details, the verdict's strings and display numbers too.
+verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details) {
+    const format_info& f = *p.result;
+    const reference& ref = *p.ref;
+    verdict v;
+    v.standard = p.model.name();
+    v.result_format = f.id;
+    const decoded r = decode_bits(f, r_bits);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    auto finish_special = [&](bool covered, std::string reason) {
+        v.covered = covered;
+        v.reason = std::move(reason);
+        v.error = nan;
+        v.ratio = covered ? 0 : inf;
+        v.ulps = nan;
+        v.bound = p.bound.finite ? to_double(p.bound.value, MPFR_RNDU) : inf;
+        return v;
+    };
+    if (details) {
+        v.result = to_shortest_string(f, r_bits) + " (" + to_hex_string(f, r_bits) + ")";
+        v.exact = ref.exact();
+    }
+
+    // Step C1: special terms decide alone.
+    if (p.nan_only) return finish_special(r.is_nan, "a NaN term, or both +Inf and -Inf terms: only NaN is covered");
+    if (p.pos_inf_only)
+        return finish_special(r.is_inf && !r.negative, "+Inf terms (and no -Inf): only +Inf is covered");
+    if (p.neg_inf_only)
+        return finish_special(r.is_inf && r.negative, "-Inf terms (and no +Inf): only -Inf is covered");
+
+    // Step C2: exact and faithful compare encodings.
+    if (p.model.kind == standard_kind::exact || p.model.kind == standard_kind::faithful) {
+        const bool exact_hit = r_bits == p.rn_bits || (r.is_nan && is_nan_bits(f, p.rn_bits));
+        const bool faithful_hit = r_bits == p.rd_bits || r_bits == p.ru_bits;
+        v.covered = p.model.kind == standard_kind::exact ? exact_hit : faithful_hit;
+        if (!r.is_nan && !r.is_inf && !decode_bits(f, p.rn_bits).is_inf) {
+            const mpq_class err = value_to_mpq(f, r_bits) - to_mpq(ref.sum);
+            v.error = to_double(err, MPFR_RNDN);
+            v.ulps = to_double(err / pow2(p.ulp_exponent), MPFR_RNDN);
+            if (details) v.error_exact = dyadic_decimal(err);
+        } else {
+            v.error = v.ulps = nan;
+        }
+        v.bound = 0;
+        v.ratio = v.covered ? 0 : inf;
+        if (!v.covered && details) {
+            v.reason = p.model.kind == standard_kind::exact
+                           ? "the correctly rounded result is " + to_hex_string(f, p.rn_bits)
+                           : "the faithful results are " + to_hex_string(f, p.rd_bits) + " and " +
+                                 to_hex_string(f, p.ru_bits);
+        }
+        return v;
+    }
+
+    // Step C3: overflow results, by the (1 + factor)·P >= Ω rule.
+    if (r.is_nan)
+        return finish_special(p.pos_inf_reachable && p.neg_inf_reachable,
+                              "finite terms: NaN needs both +Inf and -Inf to be reachable by overflow");
+    if (r.is_inf) {
+        const bool reachable = r.negative ? p.neg_inf_reachable : p.pos_inf_reachable;
+        return finish_special(reachable, reachable ? "overflow is reachable: (1 + bound factor)·P >= the overflow "
+                                                     "threshold"
+                                                   : "finite terms whose partial sums cannot reach the overflow "
+                                                     "threshold");
+    }
+    // Step C4: signed zero.
+    if (r.significand == 0 && r.negative && !ref.sum.all_negative_zero() && !p.model.allow_negative_zero &&
+        !p.model.directed) {
+        v.covered = false;
+        v.reason = "-0.0: round-to-nearest produces -0.0 only when every term is -0.0";
+        const mpq_class err = -p.s;
+        v.error = to_double(err, MPFR_RNDN);
+        v.bound = p.bound.finite ? to_double(p.bound.value, MPFR_RNDU) : inf;
+        v.ratio = inf;
+        v.ulps = to_double(err / pow2(p.ulp_exponent), MPFR_RNDN);
+        if (details) v.error_exact = dyadic_decimal(err);
+        return v;
+    }
+    // Step C5: |r - s| <= B, exactly.
+    const mpq_class err = value_to_mpq(f, r_bits) - p.s;
+    const mpq_class abs_err = abs(err);
+    v.covered = !p.bound.finite || abs_err <= p.bound.value;
+    v.error = to_double(err, MPFR_RNDN);
+    v.bound = p.bound.finite ? to_double(p.bound.value, MPFR_RNDU) : inf;
+    if (!p.bound.finite) v.ratio = 0;
+    else if (sgn(p.bound.value) == 0) v.ratio = sgn(abs_err) == 0 ? 0 : inf;
+    else v.ratio = to_double(abs_err / p.bound.value, MPFR_RNDN);
+    v.ulps = to_double(err / pow2(p.ulp_exponent), MPFR_RNDN);
+    if (details) v.error_exact = dyadic_decimal(err);
+    return v;
+}
+
+std::string format_double(double x) {
+    std::ostringstream os;
+    os.precision(6);
+    os << x;
+    return os.str();
+}
+
+template <class T>
+array_verdict covers_many(std::span<const T> results, const reference* single, const reference_array* many,
+                          const standard& model) {
+    using tr = format_traits<T>;
+    if (many && many->elements.size() != results.size())
+        throw std::invalid_argument("covers: " + std::to_string(results.size()) + " results for " +
+                                    std::to_string(many->elements.size()) +
+                                    " references: pass one result per reference element (row-major)");
+    array_verdict out;
+    out.size = results.size();
+    std::optional<prepared_reference> shared;
+    if (single) shared = prepare(*single, model, tr::info);
+    double worst_ratio = -1;
+    bool worst_violates = false;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        std::optional<prepared_reference> own;
+        if (!single) own = prepare(many->elements[i], model, tr::info);
+        const prepared_reference& p = single ? *shared : *own;
+        const verdict v = evaluate(p, tr::to_bits(results[i]), false);
+        if (!v.covered) {
+            ++out.violations;
+            if (out.first_violations.size() < 8) out.first_violations.push_back(i);
+        }
+        const double ratio = std::isnan(v.ratio) ? 0 : v.ratio;
+        // The worst: any violation beats any covered element; then the largest ratio, the first on ties.
+        if ((!v.covered && !worst_violates) || ((!v.covered) == worst_violates && ratio > worst_ratio)) {
+            worst_ratio = ratio;
+            worst_violates = !v.covered;
+            out.worst_index = i;
+        }
+    }
+    out.covered = out.violations == 0;
+    if (!results.empty()) {
+        const prepared_reference p =
+            prepare(single ? *single : many->elements[out.worst_index], model, tr::info);
+        out.worst = evaluate(p, tr::to_bits(results[out.worst_index]), true);
+    } else {
+        out.worst.covered = true;
+        out.worst.standard = model.name();
+    }
+    return out;
+}
+
+}  // namespace
+
+verdict covers_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
+                    const standard& model) {
+    return evaluate(prepare(ref, model, result_format), result_bits, true);
+}
+
+double bound(const reference& ref, const standard& model, const format_info& result_format) {
+    const prepared_reference p = prepare(ref, model, result_format);
+    if (model.kind == standard_kind::exact || model.kind == standard_kind::faithful) return 0;
+    if (p.nan_only || p.pos_inf_only || p.neg_inf_only) return std::numeric_limits<double>::quiet_NaN();
+    if (!p.bound.finite) return std::numeric_limits<double>::infinity();
+    return to_double(p.bound.value, MPFR_RNDU);
+}
+
+std::string verdict::message() const {
+    std::ostringstream os;
+    os << (covered ? "COVERED" : "NOT COVERED") << " by " << standard << " (" << info(result_format).name << ")\n";
+    os << "  exact s     = " << exact << "\n";
+    os << "  result r    = " << result << "\n";
+    os << "  error r - s = " << format_double(error);
+    if (!error_exact.empty() && error_exact.size() <= 80) os << "  (exactly " << error_exact << ")";
+    os << "\n";
+    os << "  bound B     = " << format_double(bound) << "\n";
+    os << "  |error|/B   = " << format_double(ratio) << "\n";
+    os << "  ulps        = " << format_double(ulps) << "\n";
+    if (!reason.empty()) os << "  reason      : " << reason << "\n";
+    return os.str();
+}
+
+std::string array_verdict::message() const {
+    std::ostringstream os;
+    os << (covered ? "all " + std::to_string(size) + " results covered"
+                   : std::to_string(violations) + " of " + std::to_string(size) + " results not covered");
+    if (!first_violations.empty()) {
+        os << "; first violations at";
+        for (std::size_t i : first_violations) os << ' ' << i;
+    }
+    os << "\nworst at index " << worst_index << ":\n" << worst.message();
+    return os.str();
+}
+
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const reference& ref, const standard& model) {
+    return covers_many<T>(results, &ref, nullptr, model);
+}
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const reference_array& refs, const standard& model) {
+    return covers_many<T>(results, nullptr, &refs, model);
+}
+
+#define EXACTREF_INSTANTIATE_COVERS(T)                                                                        \
+    template array_verdict covers<T>(std::span<const T>, const reference&, const standard&);                  \
+    template array_verdict covers<T>(std::span<const T>, const reference_array&, const standard&);
+EXACTREF_INSTANTIATE_COVERS(double)
+EXACTREF_INSTANTIATE_COVERS(float)
+EXACTREF_INSTANTIATE_COVERS(float16)
+EXACTREF_INSTANTIATE_COVERS(bfloat16)
+#undef EXACTREF_INSTANTIATE_COVERS
+
+}  // namespace exactref

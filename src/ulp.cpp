@@ -1,0 +1,59 @@
+// ulp_distance and ulp_error: exact integer arithmetic on encodings and on the exact reference.
+#include "exactref/ulp.h"
+
+#include <mpfr.h>
+
+#include <bit>
+#include <limits>
+#include <stdexcept>
+
+#include "exactref/multiprecision.h"
+
+namespace exactref {
+
+namespace {
+// Position of a non-NaN value on the integer line of its format: +0 and -0 both map to 0, +Inf to max + 1.
+std::int64_t ordinal(const format_info& f, std::uint64_t bits) {
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    const auto magnitude = static_cast<std::int64_t>(bits & (sign - 1));
+    return (bits & sign) != 0 ? -magnitude : magnitude;
+}
+}  // namespace
+
+std::int64_t ulp_distance_bits(const format_info& f, std::uint64_t a_bits, std::uint64_t b_bits) {
+    if (decode_bits(f, a_bits).is_nan || decode_bits(f, b_bits).is_nan)
+        throw std::invalid_argument("ulp_distance: NaN has no place among the " + std::string(f.name) +
+                                    " values; check for NaN first");
+    return ordinal(f, b_bits) - ordinal(f, a_bits);
+}
+
+double ulp_error_bits(const format_info& f, std::uint64_t result_bits, const reference& ref) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const decoded r = decode_bits(f, result_bits);
+    const std::uint64_t rn_bits = ref.sum.round_bits(f, rounding::to_nearest_even);
+    const decoded rn = decode_bits(f, rn_bits);
+    const bool s_special = ref.sum.has_nan() || ref.sum.positive_inf_count() > 0 || ref.sum.negative_inf_count() > 0;
+    if (r.is_nan || (s_special && rn.is_nan)) return nan;
+    if (s_special) {  // s is ±Inf
+        if (r.is_inf && r.negative == rn.negative) return 0;
+        return rn.negative ? inf : -inf;
+    }
+    if (r.is_inf) return r.negative ? -inf : inf;
+    // ulp of RN(s) in f: 2^(max(e, emin) - p + 1), e the exponent of RN(s)'s leading bit.
+    int ulp_exponent;
+    if (rn.is_inf) ulp_exponent = f.emax - f.precision + 1;
+    else if (rn.significand == 0) ulp_exponent = f.subnormal_lsb_exponent();
+    else ulp_exponent = std::max(rn.exponent + 63 - std::countl_zero(rn.significand), f.emin) - f.precision + 1;
+    mpq_class err = value_to_mpq(f, result_bits) - to_mpq(ref.sum);
+    if (ulp_exponent >= 0) mpq_div_2exp(err.get_mpq_t(), err.get_mpq_t(), static_cast<mp_bitcnt_t>(ulp_exponent));
+    else mpq_mul_2exp(err.get_mpq_t(), err.get_mpq_t(), static_cast<mp_bitcnt_t>(-ulp_exponent));
+    mpfr_t t;
+    mpfr_init2(t, 53);
+    mpfr_set_q(t, err.get_mpq_t(), MPFR_RNDN);
+    const double out = mpfr_get_d(t, MPFR_RNDN);
+    mpfr_clear(t);
+    return out;
+}
+
+}  // namespace exactref

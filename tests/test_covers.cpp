@@ -1,0 +1,306 @@
+// covers(), the standards, and the GoogleTest matchers: bounds checked against hand-derived exact values, every
+// standard fed wrong values (planted faults) that must be rejected, special values, and the failure messages.
+#include <gtest/gtest-spi.h>  // EXPECT_NONFATAL_FAILURE
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <gmpxx.h>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "exactref/covers.h"
+#include "exactref/gtest.h"
+#include "exactref/multiprecision.h"
+
+namespace {
+using namespace exactref;
+
+// Exact dyadic/rational numbers for expected bounds, computed here independently of src/covers.cpp.
+mpq_class two_pow(int e) {
+    mpq_class q(1);
+    if (e >= 0) mpq_mul_2exp(q.get_mpq_t(), q.get_mpq_t(), e);
+    else mpq_div_2exp(q.get_mpq_t(), q.get_mpq_t(), -e);
+    return q;
+}
+mpq_class gamma(int k, int p) { return mpq_class(k) * two_pow(-p) / (1 - mpq_class(k) * two_pow(-p)); }
+
+// bound() is the exact bound rounded upward to binary64: it is >= exact, and its predecessor is < exact.
+void expect_upward_double_of(double got, const mpq_class& exact) {
+    EXPECT_GE(mpq_class(got), exact) << "bound below the exact value";
+    EXPECT_LT(mpq_class(std::nextafter(got, 0.0)), exact) << "bound not the upward rounding of the exact value";
+}
+
+TEST(Bound, AnyOrderIsNMinusOneUTimesAbsSum) {
+    const std::vector<float> xs{1.0f, -2.0f, 0.5f, 4.0f};  // n = 4, S = 7.5
+    const reference ref = sum(xs);
+    // (n-1)·u·S = 3 · 2^-24 · 7.5 = 22.5 · 2^-24, exact in binary64
+    EXPECT_EQ(bound(ref, any_order(), binary32_info), 22.5 * std::ldexp(1.0, -24));
+    EXPECT_EQ(bound(ref, directed(any_order()), binary32_info), 45 * std::ldexp(1.0, -24));
+    EXPECT_EQ(bound(ref, any_order(), binary64_info), 22.5 * std::ldexp(1.0, -53));
+}
+
+TEST(Bound, TreeSplitKMixedFollowTheirFormulas) {
+    std::vector<float> xs(16, 0.75f);  // n = 16, S = 12
+    const reference ref = sum(xs);
+    expect_upward_double_of(bound(ref, tree(4), binary32_info), gamma(4, 24) * 12);
+    // split_k(4): k = 4 terms per chunk, 4 chunks; any-order combine γ_{k+s-2} = γ_6, pairwise γ_{k-1+2} = γ_5
+    expect_upward_double_of(bound(ref, split_k(4), binary32_info), gamma(6, 24) * 12);
+    expect_upward_double_of(bound(ref, split_k(4, split_combine::pairwise), binary32_info), gamma(5, 24) * 12);
+    // split_k(3) over 16 terms: k = 6, chunks of 6, 6, 4 -> γ_{6+3-2} = γ_7
+    expect_upward_double_of(bound(ref, split_k(3), binary32_info), gamma(7, 24) * 12);
+    // mixed(float32 -> float16): (n-1)·u32·S + u16·(|s| + (n-1)·u32·S), s = S = 12
+    std::vector<float16> hs(16, float16(0.75f));
+    const reference href = sum(hs);
+    const mpq_class acc = mpq_class(15) * two_pow(-24) * 12;
+    expect_upward_double_of(bound(href, mixed(dtype::float32, dtype::float16), binary16_info),
+                            acc + two_pow(-11) * (12 + acc));
+    // γ_k with k·u >= 1 has no finite bound
+    EXPECT_TRUE(std::isinf(bound(href, tree(2048), binary16_info)));
+}
+
+TEST(Bound, RefusesModelsThatDoNotApply) {
+    const std::vector<double> xs{1.0, 2.0};
+    const reference ref = sum(xs);
+    EXPECT_THROW(bound(ref, any_order(), binary32_info), std::invalid_argument);  // float64 terms in float32
+    EXPECT_THROW(bound(ref, mixed(dtype::float64, dtype::float32), binary64_info), std::invalid_argument);
+    EXPECT_NO_THROW(bound(ref, mixed(dtype::float64, dtype::float32), binary32_info));
+    EXPECT_THROW(tree(0), std::invalid_argument);
+    EXPECT_THROW(split_k(0), std::invalid_argument);
+    EXPECT_THROW(directed(exact()), std::invalid_argument);
+    try {
+        covers(1.0f, ref, any_order());
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("use mixed:float64:float32"));
+    }
+}
+
+// Planted faults: for every bound standard, walk away from RN(s) one ulp at a time; the first value beyond the
+// exact bound must be rejected and every value before it accepted.
+TEST(PlantedFaults, EveryBoundStandardRejectsTheFirstValueBeyondItsBound) {
+    std::mt19937 rng(2024);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(300);
+    for (auto& x : xs) x = normal(rng);
+    const reference ref = sum(xs);
+    const std::vector<standard> models{any_order(), tree(9), split_k(4), split_k(4, split_combine::pairwise),
+                                       directed(any_order()), directed(tree(9))};
+    for (const standard& m : models) {
+        SCOPED_TRACE(m.name());
+        const mpq_class s = to_mpq(ref.sum);
+        const double b = bound(ref, m, binary32_info);
+        for (float direction : {1.0f, -1.0f}) {
+            float r = ref.nearest<float>();
+            int steps = 0;
+            while (true) {
+                const verdict v = covers(r, ref, m);
+                const bool inside = abs(mpq_class(r) - s) <= mpq_class(b);  // b rounds up: inside is necessary
+                if (!v.covered) {
+                    EXPECT_GT(abs(mpq_class(r) - s), mpq_class(b) * (1 - mpq_class(1, 1 << 20)));
+                    EXPECT_GT(v.ratio, 1.0);
+                    break;
+                }
+                EXPECT_TRUE(inside) << "covered beyond the bound at r = " << r;
+                r = std::nextafter(r, direction * std::numeric_limits<float>::infinity());
+                ASSERT_LT(++steps, 1 << 20);
+            }
+            EXPECT_GT(steps, 2) << "the bound should span several ulps here";
+        }
+    }
+}
+
+TEST(PlantedFaults, ExactAndFaithfulAcceptOnlyTheirRoundings) {
+    const std::vector<double> xs{1.0, 0x1p-60, 0x1p-61};  // s = 1 + 3·2^-61: RN = RD = 1, RU = 1 + 2^-52
+    const reference ref = sum(xs);
+    EXPECT_TRUE(covers(1.0, ref, exact()));
+    EXPECT_FALSE(covers(std::nextafter(1.0, 2.0), ref, exact()));
+    EXPECT_TRUE(covers(std::nextafter(1.0, 2.0), ref, faithful()));
+    EXPECT_TRUE(covers(1.0, ref, faithful()));
+    EXPECT_FALSE(covers(std::nextafter(1.0, 0.0), ref, faithful()));
+    const verdict v = covers(std::nextafter(1.0, 0.0), ref, exact());
+    EXPECT_THAT(v.reason, ::testing::HasSubstr("0x1p+0"));
+    EXPECT_DOUBLE_EQ(v.ulps, -0.5 - 3 * 0x1p-9);  // (1 - 2^-53 - (1 + 3·2^-61)) / 2^-52
+}
+
+TEST(PlantedFaults, DroppedOrDoubledTermBeyondTwiceTheBoundIsRejected) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    std::vector<float> xs(1000);
+    for (auto& x : xs) x = uni(rng);
+    xs[500] = 1.0f;  // a term larger than twice the any-order bound (about 6e-5 * 500 / 2^24 ...)
+    const reference ref = sum(xs);
+    const double b = bound(ref, any_order(), binary32_info);
+    ASSERT_GT(1.0, 2 * b);
+    // A correct left fold is covered; dropping or doubling xs[500] is not.
+    float fold = 0, dropped = 0, doubled = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        fold += xs[i];
+        dropped += i == 500 ? 0.0f : xs[i];
+        doubled += i == 500 ? 2 * xs[i] : xs[i];
+    }
+    EXPECT_TRUE(covers(fold, ref, any_order()));
+    EXPECT_FALSE(covers(dropped, ref, any_order()));
+    EXPECT_FALSE(covers(doubled, ref, any_order()));
+}
+
+TEST(SpecialValues, TermsDecide) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    {
+        const reference ref = sum(std::vector<float>{inf, 0.0f});
+        EXPECT_TRUE(covers(inf, ref));
+        EXPECT_FALSE(covers(-inf, ref));
+        EXPECT_FALSE(covers(nan, ref));
+        EXPECT_FALSE(covers(3.0e38f, ref));
+        EXPECT_THAT(covers(1.0f, ref).reason, ::testing::HasSubstr("only +Inf"));
+    }
+    {
+        const reference ref = sum(std::vector<float>{inf, 4.0f, -inf});
+        EXPECT_TRUE(covers(nan, ref));
+        EXPECT_FALSE(covers(inf, ref));
+    }
+    {
+        const reference ref = sum(std::vector<float>{1.0f, nan});
+        EXPECT_TRUE(covers(nan, ref, exact()));
+        EXPECT_FALSE(covers(1.0f, ref, exact()));
+        EXPECT_FALSE(covers(1.0f, ref, any_order()));
+    }
+}
+
+TEST(SpecialValues, OverflowIsCoveredOnlyWhenReachable) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float max = std::numeric_limits<float>::max();
+    {
+        // s = max + max - 1 overflows the format: +Inf is what every order gives
+        const reference ref = sum(std::vector<float>{max, max, -1.0f});
+        EXPECT_FALSE(covers(max, ref));
+        EXPECT_TRUE(covers(inf, ref));
+        EXPECT_TRUE(covers(inf, ref, exact()));
+        EXPECT_FALSE(covers(-inf, ref));
+        EXPECT_FALSE(covers(nan, ref));
+    }
+    {
+        const reference ok = sum(std::vector<float>{max, max, -max});  // max + max overflows in some orders
+        EXPECT_TRUE(covers(max, ok));
+        EXPECT_TRUE(covers(inf, ok));
+        // (1 + 2u)·max >= Ω: DESIGN §3's rule also admits -Inf here (it bounds, it does not enumerate orders)
+        const reference ref = sum(std::vector<float>{max, max, -max, -max});  // inf - inf = NaN is reachable
+        EXPECT_TRUE(covers(nan, ref));
+        EXPECT_TRUE(covers(inf, ref));
+        EXPECT_TRUE(covers(-inf, ref));
+        EXPECT_TRUE(covers(0.0f, ref));
+    }
+    {
+        const reference ref = sum(std::vector<float>{1.0f, 2.0f});
+        EXPECT_FALSE(covers(inf, ref));
+        EXPECT_FALSE(covers(nan, ref));
+    }
+}
+
+TEST(SpecialValues, NegativeZero) {
+    const reference zeros = sum(std::vector<double>{-0.0, -0.0, -0.0});
+    EXPECT_TRUE(covers(-0.0, zeros, any_order()));
+    EXPECT_TRUE(covers(0.0, zeros, any_order()));  // a fold starting from +0.0 gives +0.0
+    EXPECT_TRUE(covers(-0.0, zeros, exact()));
+    EXPECT_FALSE(covers(0.0, zeros, exact()));
+    const reference cancel = sum(std::vector<double>{1.0, -1.0});
+    EXPECT_TRUE(covers(0.0, cancel));
+    const verdict v = covers(-0.0, cancel);
+    EXPECT_FALSE(v.covered);
+    EXPECT_THAT(v.reason, ::testing::HasSubstr("-0.0"));
+    EXPECT_TRUE(covers(-0.0, cancel, directed(any_order())));  // RD gives -0.0 for 1 + (-1)
+    standard relaxed = any_order();
+    relaxed.allow_negative_zero = true;
+    EXPECT_TRUE(covers(-0.0, cancel, relaxed));
+}
+
+TEST(Verdict, MessageShowsTheNumbers) {
+    const std::vector<float> xs{1.0f, 2.0f, 3.0f};
+    const reference ref = sum(xs);
+    const verdict v = covers(6.5f, ref, any_order());
+    EXPECT_FALSE(v.covered);
+    EXPECT_EQ(v.exact, "6");
+    EXPECT_EQ(v.error_exact, "0.5");
+    EXPECT_EQ(v.error, 0.5);
+    EXPECT_EQ(v.ulps, 1048576.0);  // 6 in [4, 8): ulp = 2^(2-23), 0.5 / 2^-21 = 2^20
+    const std::string m = v.message();
+    for (const char* part : {"NOT COVERED by any_order (float32)", "exact s", "= 6", "result r", "6.5", "error r - s",
+                             "bound B", "|error|/B", "ulps"})
+        EXPECT_THAT(m, ::testing::HasSubstr(part));
+}
+
+TEST(ArrayVerdict, CountsViolationsAndFindsTheWorst) {
+    std::vector<float> xs(100);
+    for (int i = 0; i < 100; ++i) xs[static_cast<std::size_t>(i)] = 1.0f / static_cast<float>(i + 1);
+    const reference ref = sum(xs);
+    const float good = ref.nearest<float>();
+    std::vector<float> runs(10, good);
+    runs[3] = good + 0.01f;  // planted
+    runs[7] = good - 0.5f;   // planted, worse
+    const array_verdict v = covers(std::span<const float>(runs), ref, any_order());
+    EXPECT_FALSE(v.covered);
+    EXPECT_EQ(v.violations, 2u);
+    EXPECT_EQ(v.worst_index, 7u);
+    EXPECT_EQ(v.first_violations, (std::vector<std::size_t>{3, 7}));
+    EXPECT_THAT(v.message(), ::testing::HasSubstr("2 of 10 results not covered"));
+    std::vector<float> ok(5, good);
+    EXPECT_TRUE(covers(std::span<const float>(ok), ref, any_order()));
+
+    // one reference per element
+    const std::vector<double> m{1, 2, 3, 4, 5, 6};
+    const reference_array rows = sum_rows(std::span<const double>(m), 2, 3);
+    const std::vector<double> row_sums{6, 15};
+    EXPECT_TRUE(covers(std::span<const double>(row_sums), rows, exact()));
+    const std::vector<double> wrong{6, 16};
+    EXPECT_EQ(covers(std::span<const double>(wrong), rows, exact()).worst_index, 1u);
+    const std::vector<double> short_results{6};
+    EXPECT_THROW(covers(std::span<const double>(short_results), rows, exact()), std::invalid_argument);
+}
+
+TEST(Standard, NamesParseBack) {
+    for (const char* name : {"exact", "faithful", "any_order", "tree:5", "split_k:4", "split_k:4:pairwise",
+                             "mixed:float32:float16", "directed:any_order", "directed:tree:3"})
+        EXPECT_EQ(parse_standard(name).name(), name);
+    for (const char* bad : {"", "anyorder", "tree", "tree:0", "tree:x", "split_k:4:sideways", "mixed:float32",
+                            "mixed:float32:float8", "directed:exact"}) {
+        SCOPED_TRACE(bad);
+        EXPECT_THROW(parse_standard(bad), std::invalid_argument);
+    }
+    try {
+        parse_standard("nope");
+    } catch (const std::invalid_argument& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("any_order"));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("tree:H"));
+    }
+}
+
+TEST(Matcher, AcceptsCoveredAndExplainsFailures) {
+    const std::vector<float> xs{1.0f, 2.0f, 3.0f};
+    const reference ref = sum(xs);
+    EXPECT_THAT(6.0f, Covers(ref, any_order()));
+    EXPECT_THAT(6.0f, Covers(ref));
+    EXPECT_THAT(6.5f, ::testing::Not(Covers(ref, exact())));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(6.5f, Covers(ref, any_order())), "NOT COVERED by any_order");
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(6.5f, Covers(ref, tree(2))), "bound B");
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(6.5f, Covers(ref, faithful())), "exact s     = 6");
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(6.5f, Covers(ref, exact())), "is covered by exact for the exact value 6");
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(6.5f, Covers(ref, split_k(2))), "|error|/B");
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(6.5f, Covers(ref, directed(any_order()))), "ulps");
+    const std::vector<float> runs{6.0f, 6.0f, 7.0f};
+    EXPECT_THAT(std::vector<float>(2, 6.0f), CoversAll(ref, any_order()));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(runs, CoversAll(ref, any_order())), "1 of 3 results not covered");
+}
+
+TEST(Matcher, Float16AndBfloat16Results) {
+    const std::vector<float16> xs{float16(1.0f), float16(0.5f), float16(0.25f)};
+    const reference ref = sum(xs);
+    EXPECT_THAT(float16(1.75f), Covers(ref, exact()));
+    EXPECT_THAT(float16(1.75f), Covers(ref, mixed(dtype::float32, dtype::float16)));
+    EXPECT_THAT(bfloat16(1.75f), Covers(ref, mixed(dtype::float32, dtype::bfloat16)));
+    EXPECT_THAT(bfloat16(2.0f), ::testing::Not(Covers(ref, mixed(dtype::float32, dtype::bfloat16))));
+    EXPECT_THROW(covers(float16(1.75f), ref, mixed(dtype::float32, dtype::bfloat16)), std::invalid_argument);
+}
+
+}  // namespace
