@@ -1,6 +1,7 @@
 // The superaccumulator's scalar paths: one term, products, merge, carry pass, correct rounding, printing.
 // Specification and invariants: docs/algorithms/superaccumulator.md (steps referred to as "Step n" below).
 #include "exactref/accumulator.h"
+#include "exactref/detail/decimal.h"
 #include "exactref/detail/uint128.h"
 
 #include <gmp.h>  // mpz for the exact decimal string only
@@ -13,6 +14,19 @@
 namespace exactref {
 
 namespace detail {
+
+std::string place_decimal_point(const std::string& digits, std::size_t fraction_digits, bool negative) {
+    std::string out = digits;
+    if (fraction_digits > 0) {
+        const std::string padded =
+            digits.size() <= fraction_digits ? std::string(fraction_digits - digits.size() + 1, '0') + digits : digits;
+        std::string fraction = padded.substr(padded.size() - fraction_digits);
+        while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+        out = padded.substr(0, padded.size() - fraction_digits);
+        if (!fraction.empty()) out += "." + fraction;
+    }
+    return negative ? "-" + out : out;
+}
 
 std::uint64_t encode(const format_info& f, bool negative, std::uint64_t m, int e, bool sticky, rounding mode) noexcept {
     const int p = f.precision;
@@ -255,7 +269,10 @@ std::uint64_t superaccumulator::round_bits(const format_info& f, rounding mode) 
     while (top >= 0 && mag.words[top] == 0) --top;
     if (top < 0) {
         // Exact zero: IEEE 754-2019 §6.3.
-        const bool negative_zero = mode == rounding::downward ? !all_positive_zero() : all_negative_zero();
+        // The empty sum is +0.0 in every mode (accumulator.h); under RD any other exact zero is -0.0 unless every
+        // term was +0.0.
+        const bool negative_zero =
+            mode == rounding::downward ? (terms_ > 0 && !all_positive_zero()) : all_negative_zero();
         return std::uint64_t{negative_zero} << (f.storage_bits - 1);
     }
     // Step R0: the 64 most significant bits from the leading bit down, and a sticky bit for everything below.
@@ -324,14 +341,7 @@ std::string superaccumulator::to_decimal() const {
     mpz_get_str(buf.get(), 10, n);
     mpz_clear(n);
     digits = buf.get();
-    if (fraction_digits > 0) {
-        if (static_cast<int>(digits.size()) <= fraction_digits)
-            digits.insert(0, static_cast<std::size_t>(fraction_digits - static_cast<int>(digits.size()) + 1), '0');
-        digits.insert(digits.size() - static_cast<std::size_t>(fraction_digits), ".");
-        while (digits.back() == '0') digits.pop_back();
-        if (digits.back() == '.') digits.pop_back();
-    }
-    return (d.negative ? "-" : "") + digits;
+    return detail::place_decimal_point(digits, static_cast<std::size_t>(fraction_digits), d.negative);
 }
 
 }  // namespace exactref

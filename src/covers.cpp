@@ -16,6 +16,7 @@
 #include <string>
 
 #include "exactref/covers.h"
+#include "exactref/detail/decimal.h"
 #include "exactref/io.h"
 #include "exactref/multiprecision.h"
 
@@ -64,20 +65,12 @@ std::string dyadic_decimal(const mpq_class& q) {
     const mpz_class& den = q.get_den();
     const mp_bitcnt_t k = mpz_scan1(den.get_mpz_t(), 0);
     mpz_class num = abs(q.get_num());
-    std::string digits;
-    if (k == 0) {
-        digits = num.get_str();
-    } else {
+    if (k > 0) {
         mpz_class five;
         mpz_ui_pow_ui(five.get_mpz_t(), 5, k);
-        num *= five;
-        digits = num.get_str();
-        if (digits.size() <= k) digits.insert(0, k - digits.size() + 1, '0');
-        digits.insert(digits.size() - k, ".");
-        while (digits.back() == '0') digits.pop_back();
-        if (digits.back() == '.') digits.pop_back();
+        num *= five;  // m / 2^k = m·5^k / 10^k
     }
-    return (sgn(q) < 0 ? "-" : "") + digits;
+    return detail::place_decimal_point(num.get_str(), k, sgn(q) < 0);
 }
 
 // The bound of one model for one reference, with the relative factor used by the overflow rule:
@@ -114,7 +107,12 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
     std::optional<mpq_class> factor;
     mpq_class extra = 0;
     const bool dot = ref.is_dot;
-    const bool underflow_term = dot && (ref.product_may_underflow || m.fma);
+    // A product may lose accuracy to underflow in acc when its magnitude lies below 2^emin(acc); the reference knows
+    // the smallest product's binade exactly when it lies below emin of the input format (reference.h).
+    const format_info& term = info(ref.term_format);
+    const bool product_underflows = acc.emin <= term.emin ? ref.min_product_exponent < acc.emin
+                                                          : ref.product_may_underflow || ref.min_product_exponent < acc.emin;
+    const bool underflow_term = dot && (product_underflows || m.fma);
     const mpq_class eta = pow2(acc.emin - acc.precision + u_shift);  // η: the underflow unit (Higham (3.5))
     const std::uint64_t product_rounding = dot && !m.fma ? 1 : 0;
     auto depth_factor = [&](std::uint64_t depth) { return gamma(depth + product_rounding, u); };

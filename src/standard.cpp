@@ -35,22 +35,38 @@ std::vector<std::string_view> split_colons(std::string_view text) {
 }
 }  // namespace
 
-standard exact() { return {.kind = standard_kind::exact}; }
-standard faithful() { return {.kind = standard_kind::faithful}; }
-standard any_order() { return {.kind = standard_kind::any_order}; }
+namespace {
+standard of_kind(standard_kind kind) {
+    standard s;
+    s.kind = kind;
+    return s;
+}
+}  // namespace
+
+standard exact() { return of_kind(standard_kind::exact); }
+standard faithful() { return of_kind(standard_kind::faithful); }
+standard any_order() { return of_kind(standard_kind::any_order); }
 
 standard tree(std::uint64_t height) {
     if (height == 0) throw std::invalid_argument("tree(h) needs a height h >= 1 (the additions on a root-to-leaf path)");
-    return {.kind = standard_kind::tree, .height = height};
+    standard s = of_kind(standard_kind::tree);
+    s.height = height;
+    return s;
 }
 
 standard split_k(std::uint64_t chunks, split_combine how) {
     if (chunks == 0) throw std::invalid_argument("split_k(s) needs s >= 1 chunks");
-    return {.kind = standard_kind::split_k, .chunks = chunks, .combine = how};
+    standard s = of_kind(standard_kind::split_k);
+    s.chunks = chunks;
+    s.combine = how;
+    return s;
 }
 
 standard mixed(dtype accumulate, dtype output) {
-    return {.kind = standard_kind::mixed, .accumulate = accumulate, .output = output};
+    standard s = of_kind(standard_kind::mixed);
+    s.accumulate = accumulate;
+    s.output = output;
+    return s;
 }
 
 standard directed(standard base) {

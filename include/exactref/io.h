@@ -28,7 +28,16 @@ struct data_array {
 };
 
 /// Parses one number (whole string, surrounding blanks allowed) correctly rounded into format f; raw bits.
-/// Throws std::invalid_argument("not a number: '...'") for anything else.
+///   decimal   [sign] digits [. digits] [e [sign] digits]        "0.1", "-2.5e-3", ".5", "1."
+///   hex       [sign] 0x hexdigits [. hexdigits] [p [sign] digits] "0x1.e9ab0ep+4", "0x10" (C99, p-exponent optional)
+///   specials  [sign] inf | infinity | nan, any case            NaN gives the quiet NaN with that sign bit
+/// Rounding is round-to-nearest-even once from the exact decimal/hex value, with gradual underflow (a tie below
+/// the smallest subnormal goes to ±0) and overflow to ±Inf at (2 - 2^-p)·2^emax; "-0" and negative underflow
+/// keep the sign. Decided by MPFR at precision p in f's exponent range (mpfr_strtofr, mpfr_check_range,
+/// mpfr_subnormalize) and encoded with integer operations: independent of the rounding mode and FTZ/DAZ.
+///   parse_number_bits("0.1", binary16_info)  // -> 0x2e66
+/// Throws std::invalid_argument("not a number: '...'") for anything else (the text quoted, blanks trimmed, followed
+/// by the accepted forms).
 std::uint64_t parse_number_bits(std::string_view text, const format_info& f);
 
 template <floating_format T>
@@ -38,34 +47,46 @@ T parse_number(std::string_view text) {
 }
 
 /// Reads a text array. `source` names the input in error messages ("data.txt:12: not a number: 'abc'").
+/// Numbers are separated by blanks and commas (a comma is just a separator); '#' comments to the end of the line;
+/// CRLF line ends are fine; no numbers at all gives an empty array.
 /// Throws std::invalid_argument on a malformed number (with source:line and the text).
 data_array read_text(std::istream& in, dtype type, std::string_view source);
 
-/// Reads a .npy file (format 1.0/2.0/3.0, little-endian float16/float32/float64, C order, any shape: flattened).
-/// Throws std::invalid_argument for another dtype, Fortran order, a truncated file or a bad header.
+/// Reads a .npy file (format 1.0/2.0/3.0, little-endian float16/float32/float64 — descr '<f2', '<f4', '<f8' —,
+/// C order, any shape: flattened in C order; shape () is one value). Data is assembled from little-endian bytes
+/// (host byte order does not matter). Format: numpy.lib.format (NEP 1).
+/// Throws std::invalid_argument, naming the file and what to do, for another dtype (integers, big-endian '>f4',
+/// structured), Fortran order, a truncated header or data, bytes after the data, a bad header, or a file that
+/// cannot be opened ("cannot open 'x.npy': No such file or directory").
 data_array read_npy(const std::string& path);
 
-/// Reads FILE, or standard input for "-": .npy when the file starts with the .npy magic, else text in `type`.
-/// For .npy input, a `type` that differs from the file's dtype is an error (std::invalid_argument) unless
-/// type_given is false.
+/// Reads FILE, or standard input for "-" (named "<stdin>" in messages): .npy when the input starts with the .npy
+/// magic "\x93NUMPY", else text in `type`. For .npy input, a `type` that differs from the file's dtype is an error
+/// (std::invalid_argument) unless type_given is false. A file that cannot be opened throws std::invalid_argument
+/// ("cannot open 'x': <reason>").
 data_array load_array(const std::string& path, dtype type, bool type_given);
 
 /// Shortest decimal string that reads back (round-to-nearest) to the same value of format f ("0.1", "1e+30",
-/// "-0", "inf", "nan"). For float64/float32 it is std::to_chars' shortest form.
+/// "-0", "inf", "-inf", "nan" for every NaN). For float64/float32 it is std::to_chars' shortest form (run in the
+/// default floating-point environment, so FTZ/DAZ set by the caller cannot turn a subnormal into "0"); for
+/// float16/bfloat16 the same rules: fewest significant digits, the nearest such decimal to the value, fixed or
+/// scientific notation ("6e-08", "65500") whichever is shorter, fixed on a tie.
 std::string to_shortest_string(const format_info& f, std::uint64_t bits);
 template <floating_format T>
 std::string to_shortest_string(T x) {
     return to_shortest_string(format_traits<T>::info, format_traits<T>::to_bits(x));
 }
 
-/// C99 hex float of the exact value ("0x1.e9ab0ep+4", "-0x0p+0", "inf", "nan"); reads back exactly.
+/// C99 hex float of the exact value ("0x1.e9ab0ep+4", "-0x0p+0", "inf", "nan"); reads back exactly. Always
+/// normalized with a leading 1, subnormals too (float16 0x0001 -> "0x1p-24"), trailing zero hex digits dropped.
 std::string to_hex_string(const format_info& f, std::uint64_t bits);
 template <floating_format T>
 std::string to_hex_string(T x) {
     return to_hex_string(format_traits<T>::info, format_traits<T>::to_bits(x));
 }
 
-/// Writes one number per line as C99 hex floats after a '#' comment line: the CLI's own text format.
+/// Writes one number per line as C99 hex floats (to_hex_string; exact, reads back bit for bit) after the comment,
+/// each of its lines starting with '#': the CLI's own text format.
 template <floating_format T>
 void write_text(std::ostream& out, std::span<const T> xs, std::string_view comment);
 

@@ -23,8 +23,15 @@ struct array_verdict;
 ///   S  = abs_sum   exact Σ |t_i| over the finite terms
 ///   n  = count     number of terms (zeros and specials included)
 ///   term_format    the format the terms came in
-/// For dot products, t_i = x_i·y_i exactly, and abs_products holds T = Σ|x_i·y_i| (equal to abs_sum), with
-/// product_may_underflow set when some product's magnitude lies below 2^emin of the accumulation format.
+/// For dot products (dot.h, gemm.h), t_i = x_i·y_i exactly and abs_sum holds T = Σ|x_i·y_i|. Which products could
+/// lose accuracy to underflow when a computed product is rounded (Higham (3.5)):
+///   min_product_exponent   floor(log2 |x_i·y_i|) of the smallest non-zero finite product when that lies below
+///                          2^emin of term_format; otherwise (and when no product is non-zero) emin of term_format.
+///                          A product underflows in an accumulation format F with F.emin <= emin(term_format) only
+///                          if min_product_exponent < F.emin (exact); for a narrower F (F.emin > emin(term_format))
+///                          a value equal to emin(term_format) leaves it open, so assume it may.
+///   product_may_underflow  min_product_exponent < emin(term_format): some non-zero product lies below the smallest
+///                          normal number of the input format.
 struct reference {
     superaccumulator sum;
     superaccumulator abs_sum;
@@ -32,6 +39,7 @@ struct reference {
     dtype term_format = dtype::float64;
     bool is_dot = false;
     bool product_may_underflow = false;
+    int min_product_exponent = 0;  // dot products only, see above
 
     /// s correctly rounded to T in `mode` (IEEE 754-2019 §4.3; NaN/Inf by the superaccumulator's rules).
     template <floating_format T>

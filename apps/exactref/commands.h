@@ -1,0 +1,69 @@
+// apps/exactref/commands.h — the subcommands of the `exactref` CLI and what they share (shared/DESIGN.md §6).
+//
+// Each subcommand lives in its own file and adds itself to the app with register_<name>(app): it declares its
+// options and sets a callback that does the work. Callbacks report through the exit status (set_exit_status) and
+// signal bad input by throwing std::invalid_argument; main.cpp turns that into a message on stderr and exit status 2.
+//
+// Exit status (contract): 0 success / every result covered, 1 some result not covered, 2 bad input or usage,
+// 3 an internal error (a bug: please report it).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "exactref/format.h"
+#include "exactref/io.h"
+#include "exactref/reference.h"
+
+// The registration functions are in the global namespace (one per subcommand file), so that a file defining
+// register_ulp overrides main.cpp's weak placeholder by name.
+
+/// `exactref sum`: exact sum, nearest value in the dtype, Σ|x| and the any-order bound (sum_command.cpp).
+void register_sum(CLI::App& app);
+/// `exactref covers`: one verdict per result against a standard (covers_command.cpp).
+void register_covers(CLI::App& app);
+/// `exactref ulp`: ULP errors of the usual summation orders (ulp_command.cpp). main.cpp holds a weak, empty
+/// definition so the CLI links before that file exists; ulp_command.cpp's definition overrides it.
+void register_ulp(CLI::App& app);
+
+namespace exactref::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_not_covered = 1;
+inline constexpr int exit_bad_input = 2;
+inline constexpr int exit_internal_error = 3;
+
+/// The exit status main() returns after a subcommand ran (exit_ok unless a callback set another).
+void set_exit_status(int status) noexcept;
+int exit_status() noexcept;
+
+/// The options every subcommand that reads an array shares: FILE (or "-" for stdin), --dtype, --json.
+struct input_options {
+    std::string file;
+    std::string dtype_name = "float64";
+    bool json = false;
+    CLI::Option* dtype_option = nullptr;  // set by add_input_options; counts whether --dtype was given
+};
+
+/// Adds FILE (positional, required), --dtype and --json to `command`, storing into `options` (which must outlive
+/// the app: keep it in a std::shared_ptr captured by the callback).
+void add_input_options(CLI::App& command, input_options& options);
+
+/// An array read from FILE and its element format.
+struct loaded_input {
+    data_array data;
+    const format_info* format = nullptr;
+};
+
+/// Reads options.file: .npy by its magic (the file's dtype; --dtype, when given, must match), else text with each
+/// number correctly rounded into --dtype (float64 by default). Throws std::invalid_argument on bad input.
+loaded_input load_input(const input_options& options);
+
+/// The exact reference of the whole array (superaccumulator; exact, deterministic).
+reference reference_of(const data_array& data);
+
+/// Shortest round-trip decimal of a double, e.g. "4.72203014716636" ("inf", "nan" for the specials).
+std::string shortest(double x);
+
+}  // namespace exactref::cli

@@ -1,0 +1,723 @@
+// Reading and writing arrays of the four formats (include/exactref/io.h): correctly rounded text parsing with MPFR,
+// .npy headers and data, shortest round-trip and exact hexadecimal printing.
+//
+// Nothing here converts through host floating-point arithmetic: parsed values leave MPFR as an integer significand
+// and a power of two (mpfr_get_z_2exp) and are encoded with integer operations, and .npy data is assembled from
+// little-endian bytes into raw bits. Results therefore do not depend on the rounding mode or on FTZ/DAZ.
+#include "exactref/io.h"
+
+#include <gmp.h>
+#include <mpfr.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>          // std::bit_width, std::countr_zero
+#include <cerrno>
+#include <cfenv>        // std::fegetenv, std::fesetenv: see default_fp_environment
+#include <charconv>     // std::to_chars (shortest round trip)
+#include <cstring>      // std::strerror
+#include <filesystem>   // std::filesystem::is_directory
+#include <fstream>
+#include <iostream>
+#include <istream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr: the FTZ/DAZ bits of MXCSR
+#endif
+
+namespace exactref {
+
+// ---- Section 1: parsing one number ---------------------------------------------------------------------------------
+namespace {
+
+static_assert(sizeof(unsigned long) >= sizeof(std::uint64_t), "mpz_get_ui must hold a 53-bit significand");
+
+/// Sets MPFR's exponent range to that of format f for the lifetime of the guard and restores the caller's range on
+/// every exit (including exceptions). MPFR writes x = 0.b1b2... * 2^E, so f's normals [2^emin, 2^(emax+1)) are
+/// E in [emin + 1, emax + 1] and its smallest subnormal 2^(emin - p + 1) is E = emin - p + 2 (the recipe of the
+/// MPFR manual, "mpfr_subnormalize", for binary64: emin = -1073, emax = 1024).
+class exponent_range_guard {
+public:
+    explicit exponent_range_guard(const format_info& f) : old_emin_(mpfr_get_emin()), old_emax_(mpfr_get_emax()) {
+        mpfr_set_emin(f.emin - f.precision + 2);
+        mpfr_set_emax(f.emax + 1);
+    }
+    ~exponent_range_guard() {
+        mpfr_set_emin(old_emin_);
+        mpfr_set_emax(old_emax_);
+    }
+    exponent_range_guard(const exponent_range_guard&) = delete;
+    exponent_range_guard& operator=(const exponent_range_guard&) = delete;
+
+private:
+    mpfr_exp_t old_emin_;
+    mpfr_exp_t old_emax_;
+};
+
+/// An mpfr_t that clears itself.
+class mpfr_value {
+public:
+    explicit mpfr_value(mpfr_prec_t precision) { mpfr_init2(x_, precision); }
+    ~mpfr_value() { mpfr_clear(x_); }
+    mpfr_value(const mpfr_value&) = delete;
+    mpfr_value& operator=(const mpfr_value&) = delete;
+    mpfr_ptr get() noexcept { return x_; }
+
+private:
+    mpfr_t x_;
+};
+
+class mpz_value {
+public:
+    mpz_value() { mpz_init(z_); }
+    ~mpz_value() { mpz_clear(z_); }
+    mpz_value(const mpz_value&) = delete;
+    mpz_value& operator=(const mpz_value&) = delete;
+    mpz_ptr get() noexcept { return z_; }
+
+private:
+    mpz_t z_;
+};
+
+bool is_blank(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char c = a[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != b[i]) return false;
+    }
+    return true;
+}
+
+bool is_digit(char c, bool hex) noexcept {
+    if (c >= '0' && c <= '9') return true;
+    return hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'));
+}
+
+/// The accepted grammar, checked before MPFR sees the text (mpfr_strtofr alone would also take "@inf@", "0b101",
+/// a bare "1e" and stop early on garbage):
+///   number   = [sign] (decimal | hex)
+///   decimal  = (digits ["." [digits]] | "." digits) [("e"|"E") [sign] digits]
+///   hex      = ("0x"|"0X") (hexdigits ["." [hexdigits]] | "." hexdigits) [("p"|"P") [sign] digits]
+/// Returns whether `s` (sign removed) matches; sets `hex`.
+bool matches_number_grammar(std::string_view s, bool& hex) noexcept {
+    std::size_t i = 0;
+    hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    if (hex) i = 2;
+    std::size_t mantissa_digits = 0;
+    while (i < s.size() && is_digit(s[i], hex)) ++i, ++mantissa_digits;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        while (i < s.size() && is_digit(s[i], hex)) ++i, ++mantissa_digits;
+    }
+    if (mantissa_digits == 0) return false;
+    if (i == s.size()) return true;
+    const char marker = s[i];
+    if (hex ? (marker != 'p' && marker != 'P') : (marker != 'e' && marker != 'E')) return false;
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    std::size_t exponent_digits = 0;
+    while (i < s.size() && is_digit(s[i], false)) ++i, ++exponent_digits;
+    return exponent_digits > 0 && i == s.size();
+}
+
+std::uint64_t sign_bit(const format_info& f, bool negative) noexcept {
+    return negative ? std::uint64_t{1} << (f.storage_bits - 1) : 0;
+}
+
+std::uint64_t infinity_bits(const format_info& f, bool negative) noexcept {
+    return sign_bit(f, negative) | (std::uint64_t{f.special_exponent_field()} << (f.precision - 1));
+}
+
+std::uint64_t quiet_nan_bits(const format_info& f, bool negative) noexcept {
+    return infinity_bits(f, negative) | (std::uint64_t{1} << (f.precision - 2));
+}
+
+/// Encodes (negative ? -1 : 1) * m * 2^e, a value of format f (1 <= m < 2^p, no rounding needed), with integer
+/// operations: normal when the leading bit's exponent t = e + bit_width(m) - 1 is at least emin, else subnormal
+/// (then e >= emin - p + 1, which mpfr_subnormalize guarantees).
+std::uint64_t encode_exact(const format_info& f, bool negative, std::uint64_t m, long e) {
+    const int p = f.precision;
+    if (m != 0) {  // drop trailing zeros: MPFR hands out all p bits, a subnormal's low ones are zero
+        const int zeros = std::countr_zero(m);
+        m >>= zeros;
+        e += zeros;
+    }
+    const long width = static_cast<long>(std::bit_width(m));
+    const long top = e + width - 1;
+    if (m == 0 || width > p || top > f.emax || e < f.subnormal_lsb_exponent())
+        throw std::logic_error("exactref: internal error: parsed value is not a value of " + std::string(f.name));
+    if (top >= f.emin) {
+        const std::uint64_t significand = m << (p - width);                 // exactly p bits
+        const std::uint64_t fraction = significand & ((std::uint64_t{1} << (p - 1)) - 1);
+        const std::uint64_t biased = static_cast<std::uint64_t>(top + f.emax);  // bias = emax
+        return sign_bit(f, negative) | (biased << (p - 1)) | fraction;
+    }
+    return sign_bit(f, negative) | (m << (e - f.subnormal_lsb_exponent()));  // biased exponent field 0
+}
+
+/// The raw bits of x, a value of format f produced under exponent_range_guard(f) at precision p.
+std::uint64_t bits_of(const format_info& f, mpfr_ptr x) {
+    const bool negative = mpfr_signbit(x) != 0;
+    if (mpfr_nan_p(x)) return quiet_nan_bits(f, negative);
+    if (mpfr_inf_p(x)) return infinity_bits(f, negative);
+    if (mpfr_zero_p(x)) return sign_bit(f, negative);
+    mpz_value z;
+    const mpfr_exp_t e = mpfr_get_z_2exp(z.get(), x);  // x = z * 2^e exactly, |z| < 2^p
+    mpz_abs(z.get(), z.get());
+    return encode_exact(f, negative, mpz_get_ui(z.get()), static_cast<long>(e));
+}
+
+[[noreturn]] void throw_not_a_number(std::string_view text) {
+    throw std::invalid_argument("not a number: '" + std::string(text) +
+                                "' (expected a decimal like -2.5e-3, a C99 hex float like 0x1.8p+1, inf or nan)");
+}
+
+/// Step 1: specials by name; Step 2: the grammar; Step 3: MPFR rounds once at precision p in f's exponent range,
+/// mpfr_check_range and mpfr_subnormalize (fed the ternary value, so the subnormal rounding is not a double rounding)
+/// give the IEEE result; Step 4: integer encoding.
+std::uint64_t parse_into(const format_info& f, std::string_view text, mpfr_ptr x) {
+    const std::string_view t = trim(text);
+    std::string_view body = t;
+    bool negative = false;
+    if (!body.empty() && (body.front() == '+' || body.front() == '-')) {
+        negative = body.front() == '-';
+        body.remove_prefix(1);
+    }
+    if (iequals(body, "inf") || iequals(body, "infinity")) return infinity_bits(f, negative);
+    if (iequals(body, "nan")) return quiet_nan_bits(f, negative);
+    bool hex = false;
+    if (!matches_number_grammar(body, hex)) throw_not_a_number(t);
+
+    const std::string digits(t);  // NUL-terminated copy for MPFR
+    exponent_range_guard range(f);
+    char* end = nullptr;
+    int ternary = mpfr_strtofr(x, digits.c_str(), &end, hex ? 16 : 10, MPFR_RNDN);
+    if (end != digits.c_str() + digits.size()) throw_not_a_number(t);
+    ternary = mpfr_check_range(x, ternary, MPFR_RNDN);
+    mpfr_subnormalize(x, ternary, MPFR_RNDN);
+    return bits_of(f, x);
+}
+
+}  // namespace
+
+std::uint64_t parse_number_bits(std::string_view text, const format_info& f) {
+    mpfr_value x(f.precision);
+    return parse_into(f, text, x.get());
+}
+
+// ---- Section 2: text arrays ----------------------------------------------------------------------------------------
+namespace {
+
+/// Appends values given as raw bits to the array of the right element type.
+class array_builder {
+public:
+    explicit array_builder(dtype type) {
+        switch (type) {
+            case dtype::float64: out_.values = std::vector<double>{}; break;
+            case dtype::float32: out_.values = std::vector<float>{}; break;
+            case dtype::float16: out_.values = std::vector<float16>{}; break;
+            case dtype::bfloat16: out_.values = std::vector<bfloat16>{}; break;
+        }
+    }
+    void reserve(std::size_t n) {
+        std::visit([n](auto& v) { v.reserve(n); }, out_.values);
+    }
+    void push_bits(std::uint64_t bits) {
+        std::visit(
+            [bits](auto& v) {
+                using T = typename std::decay_t<decltype(v)>::value_type;
+                using tr = format_traits<T>;
+                v.push_back(tr::from_bits(static_cast<typename tr::bits_type>(bits)));
+            },
+            out_.values);
+    }
+    data_array take() { return std::move(out_); }
+
+private:
+    data_array out_;
+};
+
+}  // namespace
+
+data_array read_text(std::istream& in, dtype type, std::string_view source) {
+    const format_info& f = info(type);
+    mpfr_value x(f.precision);
+    array_builder out(type);
+    std::string line;
+    std::size_t line_number = 0;
+    while (std::getline(in, line)) {
+        ++line_number;
+        std::string_view rest(line);
+        if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+        // Numbers are separated by blanks and commas; a comma is just another separator.
+        std::size_t i = 0;
+        while (i < rest.size()) {
+            while (i < rest.size() && (is_blank(rest[i]) || rest[i] == ',')) ++i;
+            const std::size_t start = i;
+            while (i < rest.size() && !is_blank(rest[i]) && rest[i] != ',') ++i;
+            if (i == start) break;
+            const std::string_view token = rest.substr(start, i - start);
+            try {
+                out.push_bits(parse_into(f, token, x.get()));
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string(source) + ":" + std::to_string(line_number) + ": " + e.what());
+            }
+        }
+    }
+    if (in.bad()) throw std::invalid_argument(std::string(source) + ": read error after line " +
+                                              std::to_string(line_number));
+    return out.take();
+}
+
+// ---- Section 3: .npy -----------------------------------------------------------------------------------------------
+// Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
+//   magic "\x93NUMPY", major, minor, header length (uint16 LE for 1.0, uint32 LE for 2.0 and 3.0), then an ASCII
+//   (3.0: UTF-8) Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } padded with blanks
+//   and '\n', then the data.
+namespace {
+
+constexpr std::string_view npy_magic{"\x93NUMPY", 6};
+
+/// The parts of a .npy header dict exactref uses.
+struct npy_header {
+    std::string descr;
+    bool fortran_order = false;
+    std::vector<std::uint64_t> shape;
+    bool has_descr = false, has_fortran_order = false, has_shape = false;
+};
+
+/// A minimal reader of the Python literal subset numpy writes: strings, True/False, integers (a Python 2 'L'
+/// suffix allowed) and tuples of integers.
+class npy_header_parser {
+public:
+    npy_header_parser(std::string_view text, std::string_view source) : s_(text), source_(source) {}
+
+    npy_header parse() {
+        npy_header h;
+        expect('{');
+        skip();
+        while (peek() != '}') {
+            const std::string key = string_literal();
+            expect(':');
+            skip();
+            if (key == "descr") {
+                if (peek() != '\'' && peek() != '"')
+                    fail("descr is not a plain dtype string (structured arrays are not supported): save a plain "
+                         "float array");
+                h.descr = string_literal();
+                h.has_descr = true;
+            } else if (key == "fortran_order") {
+                h.fortran_order = boolean();
+                h.has_fortran_order = true;
+            } else if (key == "shape") {
+                h.shape = int_tuple();
+                h.has_shape = true;
+            } else {
+                skip_value();
+            }
+            skip();
+            if (peek() == ',') {
+                ++i_;
+                skip();
+            } else if (peek() != '}') {
+                fail("expected ',' or '}' in the header");
+            }
+        }
+        if (!h.has_descr || !h.has_fortran_order || !h.has_shape)
+            fail("the header lacks one of 'descr', 'fortran_order', 'shape'");
+        return h;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw std::invalid_argument(std::string(source_) + ": not a valid .npy header: " + what + " (header: " +
+                                    std::string(trim(s_)) + ")");
+    }
+    void skip() {
+        while (i_ < s_.size() && is_blank(s_[i_])) ++i_;
+    }
+    char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+    void expect(char c) {
+        skip();
+        if (peek() != c) fail(std::string("expected '") + c + "'");
+        ++i_;
+    }
+    std::string string_literal() {
+        skip();
+        const char quote = peek();
+        if (quote != '\'' && quote != '"') fail("expected a quoted string");
+        ++i_;
+        const std::size_t start = i_;
+        while (i_ < s_.size() && s_[i_] != quote) ++i_;
+        if (i_ == s_.size()) fail("unterminated string");
+        return std::string(s_.substr(start, i_++ - start));
+    }
+    bool boolean() {
+        if (s_.substr(i_, 4) == "True") return i_ += 4, true;
+        if (s_.substr(i_, 5) == "False") return i_ += 5, false;
+        fail("expected True or False for 'fortran_order'");
+    }
+    std::uint64_t integer() {
+        skip();
+        std::uint64_t v = 0;
+        const char* first = s_.data() + i_;
+        const auto [ptr, ec] = std::from_chars(first, s_.data() + s_.size(), v);
+        if (ec != std::errc{} || ptr == first) fail("expected a non-negative integer in 'shape'");
+        i_ += static_cast<std::size_t>(ptr - first);
+        if (peek() == 'L') ++i_;  // Python 2 long literal
+        return v;
+    }
+    std::vector<std::uint64_t> int_tuple() {
+        expect('(');
+        std::vector<std::uint64_t> out;
+        skip();
+        while (peek() != ')') {
+            out.push_back(integer());
+            skip();
+            if (peek() == ',') {
+                ++i_;
+                skip();
+            } else if (peek() != ')') {
+                fail("expected ',' or ')' in 'shape'");
+            }
+        }
+        ++i_;
+        return out;
+    }
+    void skip_value() {  // an unknown key's value: up to the next top-level ',' or '}'
+        int depth = 0;
+        while (i_ < s_.size()) {
+            const char c = s_[i_];
+            if (c == '\'' || c == '"') {
+                string_literal();
+                continue;
+            }
+            if (c == '(' || c == '[' || c == '{') ++depth;
+            if (c == ')' || c == ']' || c == '}') {
+                if (depth == 0) return;
+                --depth;
+            }
+            if (c == ',' && depth == 0) return;
+            ++i_;
+        }
+        fail("unterminated value");
+    }
+
+    std::string_view s_;
+    std::string_view source_;
+    std::size_t i_ = 0;
+};
+
+/// Reads exactly n bytes or reports how many there were.
+std::size_t read_bytes(std::istream& in, char* out, std::size_t n) {
+    in.read(out, static_cast<std::streamsize>(n));
+    return static_cast<std::size_t>(in.gcount());
+}
+
+std::string shape_string(const std::vector<std::uint64_t>& shape) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+/// .npy from a stream positioned at the magic; `source` names it in messages.
+data_array parse_npy(std::istream& in, const std::string& source) {
+    std::array<char, 10> prefix{};
+    const std::size_t got = read_bytes(in, prefix.data(), 8);
+    if (got < 8 || std::string_view(prefix.data(), 6) != npy_magic)
+        throw std::invalid_argument(source + ": not a .npy file (no \\x93NUMPY magic)");
+    const int major = static_cast<unsigned char>(prefix[6]);
+    const int minor = static_cast<unsigned char>(prefix[7]);
+    if (major < 1 || major > 3 || minor != 0)
+        throw std::invalid_argument(source + ": unsupported .npy format version " + std::to_string(major) + "." +
+                                    std::to_string(minor) + " (exactref reads 1.0, 2.0 and 3.0)");
+    const std::size_t length_bytes = major == 1 ? 2 : 4;
+    if (read_bytes(in, prefix.data(), length_bytes) != length_bytes)
+        throw std::invalid_argument(source + ": truncated .npy file (the header length is missing)");
+    std::size_t header_length = 0;
+    for (std::size_t i = length_bytes; i-- > 0;)
+        header_length = (header_length << 8) | static_cast<unsigned char>(prefix[i]);
+    std::string header(header_length, '\0');
+    if (read_bytes(in, header.data(), header_length) != header_length)
+        throw std::invalid_argument(source + ": truncated .npy file (the header says " +
+                                    std::to_string(header_length) + " header bytes; the file ends before them)");
+
+    const npy_header h = npy_header_parser(header, source).parse();
+    const std::string convert_hint = "; convert it in numpy, e.g. np.save(path, np.ascontiguousarray(a, dtype='<f8'))";
+    dtype type{};
+    std::size_t item_size = 0;
+    if (h.descr == "<f8") {
+        type = dtype::float64, item_size = 8;
+    } else if (h.descr == "<f4") {
+        type = dtype::float32, item_size = 4;
+    } else if (h.descr == "<f2") {
+        type = dtype::float16, item_size = 2;
+    } else if (h.descr == ">f8" || h.descr == ">f4" || h.descr == ">f2") {
+        throw std::invalid_argument(source + ": big-endian dtype '" + h.descr +
+                                    "' is not supported: save a little-endian copy, e.g. np.save(path, a.astype('<" +
+                                    h.descr.substr(1) + "'))");
+    } else {
+        throw std::invalid_argument(source + ": unsupported dtype '" + h.descr +
+                                    "': exactref reads float64 '<f8', float32 '<f4' and float16 '<f2'" + convert_hint);
+    }
+    if (h.fortran_order)
+        throw std::invalid_argument(source + ": the array is stored in Fortran order (fortran_order: True); save a "
+                                    "C-order copy, e.g. np.save(path, np.ascontiguousarray(a))");
+
+    std::uint64_t count = 1;  // shape () is one scalar
+    for (const std::uint64_t d : h.shape) {
+        if (d != 0 && count > std::numeric_limits<std::uint64_t>::max() / item_size / d)
+            throw std::invalid_argument(source + ": shape " + shape_string(h.shape) + " is too large");
+        count *= d;
+    }
+    const std::string expected = std::to_string(count) + " values of " + std::string(info(type).name) + " = " +
+                                 std::to_string(count * item_size) + " bytes";
+
+    array_builder out(type);
+    out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, std::uint64_t{1} << 24)));
+    // Data in blocks; values are assembled from little-endian bytes, so the host's byte order does not matter.
+    constexpr std::size_t block_items = 1 << 16;
+    std::vector<char> block(block_items * item_size);
+    std::uint64_t done = 0;
+    while (done < count) {
+        const std::size_t items = static_cast<std::size_t>(std::min<std::uint64_t>(block_items, count - done));
+        const std::size_t bytes = read_bytes(in, block.data(), items * item_size);
+        if (bytes != items * item_size)
+            throw std::invalid_argument(source + ": truncated .npy file: the header promises shape " +
+                                        shape_string(h.shape) + " = " + expected + " of data, the file holds " +
+                                        std::to_string(done * item_size + bytes) +
+                                        " (re-create the file; it was cut short)");
+        for (std::size_t k = 0; k < items; ++k) {
+            std::uint64_t bits = 0;
+            for (std::size_t b = item_size; b-- > 0;)
+                bits = (bits << 8) | static_cast<unsigned char>(block[k * item_size + b]);
+            out.push_bits(bits);
+        }
+        done += items;
+    }
+    if (in.peek() != std::char_traits<char>::eof())
+        throw std::invalid_argument(source + ": .npy file has bytes after the data the header promises (shape " +
+                                    shape_string(h.shape) + " = " + expected + "); the file is damaged");
+    return out.take();
+}
+
+bool starts_with_npy_magic(std::string_view bytes) noexcept {
+    return bytes.substr(0, npy_magic.size()) == npy_magic;
+}
+
+/// Opens a file for binary reading or says why it cannot be read.
+std::unique_ptr<std::ifstream> open_input(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw std::invalid_argument("cannot read '" + path + "': it is a directory, not a file");
+    auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+    if (!*file) throw std::invalid_argument("cannot open '" + path + "': " + std::strerror(errno));
+    return file;
+}
+
+}  // namespace
+
+data_array read_npy(const std::string& path) {
+    return parse_npy(*open_input(path), path);
+}
+
+data_array load_array(const std::string& path, dtype type, bool type_given) {
+    std::string source = path;
+    std::unique_ptr<std::istream> owned;
+    std::istream* in = nullptr;
+    if (path == "-") {
+        // Standard input cannot seek back after the magic check: read it whole.
+        source = "<stdin>";
+        std::string all((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+        owned = std::make_unique<std::istringstream>(std::move(all), std::ios::in | std::ios::binary);
+        in = owned.get();
+    } else {
+        auto file = open_input(path);
+        in = file.get();
+        owned = std::move(file);
+    }
+    std::array<char, 6> head{};
+    const std::size_t got = read_bytes(*in, head.data(), head.size());
+    in->clear();
+    in->seekg(0);
+    if (starts_with_npy_magic(std::string_view(head.data(), got))) {
+        data_array a = parse_npy(*in, source);
+        if (type_given && a.type() != type)
+            throw std::invalid_argument(source + " holds " + std::string(info(a.type()).name) + " values but dtype " +
+                                        std::string(info(type).name) +
+                                        " was requested: leave the dtype out to use the file's own, or convert the "
+                                        "file");
+        return a;
+    }
+    return read_text(*in, type, source);
+}
+
+// ---- Section 4: printing -------------------------------------------------------------------------------------------
+namespace {
+
+/// Formats the decimal 0.d1d2...dk * 10^point (digits without leading or trailing zeros) the way std::to_chars'
+/// shortest form does: fixed or scientific notation, whichever is shorter, fixed on a tie (C++ [charconv.to.chars]).
+std::string format_decimal(bool negative, const std::string& digits, long point) {
+    const std::size_t k = digits.size();
+    // Scientific: d[.ddd]e±XX, at least two exponent digits.
+    std::string sci(1, digits[0]);
+    if (k > 1) {
+        sci.push_back('.');
+        sci.append(digits, 1);
+    }
+    const long exp10 = point - 1;
+    const std::string exp_digits = std::to_string(exp10 < 0 ? -exp10 : exp10);
+    sci.push_back('e');
+    sci.push_back(exp10 < 0 ? '-' : '+');
+    if (exp_digits.size() < 2) sci.push_back('0');
+    sci.append(exp_digits);
+    // Fixed: 0.000ddd, ddd000 or dd.ddd.
+    std::string fixed;
+    if (point <= 0) {
+        fixed.append("0.").append(static_cast<std::size_t>(-point), '0').append(digits);
+    } else if (static_cast<std::size_t>(point) >= k) {
+        fixed.append(digits).append(static_cast<std::size_t>(point) - k, '0');
+    } else {
+        fixed.append(digits, 0, static_cast<std::size_t>(point)).append(".").append(digits,
+                                                                                   static_cast<std::size_t>(point));
+    }
+    std::string out = negative ? "-" : "";
+    out.append(sci.size() < fixed.size() ? sci : fixed);
+    return out;
+}
+
+/// Shortest decimal for the 16-bit formats. For k = 1, 2, ...: the k-digit decimals nearest to x from below (RD) and
+/// above (RU) are the only k-digit candidates that can lie in x's rounding interval (the interval is convex and
+/// contains x), so the first k for which one of them parses back to x is the shortest length; among such candidates
+/// the nearest (RN) wins, as in std::to_chars.
+std::string shortest_via_mpfr(const format_info& f, std::uint64_t bits, const decoded& d) {
+    mpfr_value x(64);
+    mpfr_set_ui_2exp(x.get(), static_cast<unsigned long>(d.significand), d.exponent, MPFR_RNDN);  // exact
+    mpfr_value scratch(f.precision);
+    const std::uint64_t magnitude_bits = bits & ~sign_bit(f, true);
+    for (std::size_t k = 1; k <= 20; ++k) {
+        for (const mpfr_rnd_t mode : {MPFR_RNDN, MPFR_RNDD, MPFR_RNDU}) {
+            mpfr_exp_t point = 0;
+            std::unique_ptr<char, void (*)(char*)> s(mpfr_get_str(nullptr, &point, 10, k, x.get(), mode),
+                                                     mpfr_free_str);
+            if (!s) throw std::logic_error("exactref: internal error: mpfr_get_str failed");
+            std::string digits(s.get());
+            const std::string candidate = "0." + digits + "e" + std::to_string(point);
+            if (parse_into(f, candidate, scratch.get()) != magnitude_bits) continue;
+            while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+            return format_decimal(d.negative, digits, static_cast<long>(point));
+        }
+    }
+    throw std::logic_error("exactref: internal error: no decimal reads back to the value");
+}
+
+/// The default floating-point environment (round to nearest, no FTZ/DAZ) for the lifetime of the guard, restored
+/// afterwards. std::to_chars is an integer algorithm (Ryu) but libstdc++ looks at the value with floating-point
+/// operations on the way: under DAZ a subnormal argument compares equal to zero and prints as "0". The library
+/// promises results independent of the caller's environment, so the call runs in the default one.
+class default_fp_environment {
+public:
+    default_fp_environment() {
+        std::fegetenv(&saved_);
+        std::fesetround(FE_TONEAREST);
+#if defined(__x86_64__) || defined(__SSE2__)
+        _mm_setcsr(_mm_getcsr() & ~(ftz_bit | daz_bit));
+#elif defined(__aarch64__)
+        std::uint64_t fpcr = 0;
+        asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+        fpcr &= ~(std::uint64_t{1} << 24);  // FZ
+        asm volatile("msr fpcr, %0" : : "r"(fpcr));
+#endif
+    }
+    ~default_fp_environment() { std::fesetenv(&saved_); }
+    default_fp_environment(const default_fp_environment&) = delete;
+    default_fp_environment& operator=(const default_fp_environment&) = delete;
+
+private:
+#if defined(__x86_64__) || defined(__SSE2__)
+    static constexpr unsigned ftz_bit = 0x8000, daz_bit = 0x0040;  // MXCSR bits 15 and 6
+#endif
+    std::fenv_t saved_;
+};
+
+}  // namespace
+
+std::string to_shortest_string(const format_info& f, std::uint64_t bits) {
+    const decoded d = decode_bits(f, bits);
+    if (d.is_nan) return "nan";
+    if (d.is_inf) return d.negative ? "-inf" : "inf";
+    if (d.significand == 0) return d.negative ? "-0" : "0";
+    std::array<char, 64> buf{};
+    std::to_chars_result r{};
+    const default_fp_environment environment;
+    switch (f.id) {
+        case dtype::float64:
+            r = std::to_chars(buf.data(), buf.data() + buf.size(), std::bit_cast<double>(bits));
+            return std::string(buf.data(), r.ptr);
+        case dtype::float32:
+            r = std::to_chars(buf.data(), buf.data() + buf.size(),
+                              std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+            return std::string(buf.data(), r.ptr);
+        case dtype::float16:
+        case dtype::bfloat16:
+            return shortest_via_mpfr(f, bits, d);
+    }
+    throw std::logic_error("exactref: internal error: unknown format");
+}
+
+std::string to_hex_string(const format_info& f, std::uint64_t bits) {
+    const decoded d = decode_bits(f, bits);
+    if (d.is_nan) return "nan";
+    if (d.is_inf) return d.negative ? "-inf" : "inf";
+    const std::string sign = d.negative ? "-" : "";
+    if (d.significand == 0) return sign + "0x0p+0";
+    // Normalize to 1.fff * 2^e (subnormals too), the fraction padded to whole hex digits.
+    const int width = std::bit_width(d.significand);
+    const int exponent = d.exponent + width - 1;
+    const int fraction_bits = width - 1;
+    const int hex_digits = (f.precision - 1 + 3) / 4;
+    std::uint64_t fraction = d.significand & ((std::uint64_t{1} << fraction_bits) - 1);
+    fraction <<= 4 * hex_digits - fraction_bits;
+    std::string digits;
+    for (int i = hex_digits; i-- > 0;) digits += "0123456789abcdef"[(fraction >> (4 * i)) & 0xf];
+    while (!digits.empty() && digits.back() == '0') digits.pop_back();
+    return sign + "0x1" + (digits.empty() ? "" : "." + digits) + "p" + (exponent < 0 ? "-" : "+") +
+           std::to_string(exponent < 0 ? -exponent : exponent);
+}
+
+template <floating_format T>
+void write_text(std::ostream& out, std::span<const T> xs, std::string_view comment) {
+    // Every line of the comment gets its own '#', so the file always reads back.
+    std::size_t start = 0;
+    do {
+        const std::size_t end = std::min(comment.find('\n', start), comment.size());
+        const std::string_view line = comment.substr(start, end - start);
+        out << '#' << (line.empty() ? "" : " ") << line << '\n';
+        start = end + 1;
+    } while (start <= comment.size());
+    for (const T x : xs) out << to_hex_string(x) << '\n';
+}
+
+template void write_text<double>(std::ostream&, std::span<const double>, std::string_view);
+template void write_text<float>(std::ostream&, std::span<const float>, std::string_view);
+template void write_text<float16>(std::ostream&, std::span<const float16>, std::string_view);
+template void write_text<bfloat16>(std::ostream&, std::span<const bfloat16>, std::string_view);
+
+}  // namespace exactref

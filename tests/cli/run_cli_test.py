@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""Checks of the `exactref` CLI (shared/DESIGN.md §6), one case per ctest registration (tests/cmake/cli.cmake).
+
+    run_cli_test.py --cli PATH --data SHARED_DATA_DIR --work SCRATCH_DIR CASE
+
+Every expected number is computed here, independently of the code under test, with Python's exact rationals
+(fractions.Fraction): float32 values are read from the hex floats with float.fromhex (exact), float16 values are
+decoded by struct's 'e' format (exact), and a float32 left fold is emulated by rounding each double sum to float32
+with struct (a double holds the exact sum of two float32 values rounded once correctly: 53 >= 2*24 + 2, so the
+emulation is exact). shared/data/README.md's published constants are checked as well.
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+from fractions import Fraction
+
+U32 = Fraction(1, 2**24)  # unit roundoff of float32
+CONTRACT_SUM_KEYS = {"n", "dtype", "exact", "nearest", "nearest_hex", "abs_sum", "any_order_bound"}
+CONTRACT_VERDICT_KEYS = {"result", "covered", "error", "bound", "ulps"}
+README_ORDER_RESULTS = ["0x1.e9ab46p+4", "0x1.e9ab26p+4", "0x1.e9ab46p+4", "0x1.e9aae2p+4", "0x1.e9abb4p+4"]
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+# ---- the independent oracle ------------------------------------------------------------------------------------------
+
+def read_hex_floats(path):
+    values = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                values.append(float.fromhex(line))
+    return values
+
+
+def to_f32(x):
+    """Round a double to the nearest float32 (ties to even), as a double."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f32_from_bits(b):
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+
+
+def next_up_f32(x):
+    b = f32_bits(x)
+    return f32_from_bits(b + 1 if x >= 0 else b - 1) if x != 0 else f32_from_bits(1)
+
+
+def next_down_f32(x):
+    return -next_up_f32(-x)
+
+
+def round_fraction_to_f32(q):
+    """Round-to-nearest-even of an exact rational into float32 (finite, normal range), by exact comparison."""
+    x = to_f32(float(q))  # a neighbour of the answer; settle it exactly below
+    while Fraction(x) > q:
+        x = next_down_f32(x)
+    while Fraction(next_up_f32(x)) <= q:
+        x = next_up_f32(x)
+    lo, hi = x, next_up_f32(x)
+    if Fraction(lo) == q:
+        return lo
+    mid = (Fraction(lo) + Fraction(hi)) / 2
+    if q < mid:
+        return lo
+    if q > mid:
+        return hi
+    return lo if f32_bits(lo) % 2 == 0 else hi
+
+
+def exact_decimal(q):
+    """The exact decimal expansion of a dyadic rational, the CLI's style ("-0.5", "12", "0.25")."""
+    sign = "-" if q < 0 else ""
+    q = abs(q)
+    k = 0
+    while (q * 10**k).denominator != 1:
+        k += 1
+    digits = str((q * 10**k).numerator)
+    if k:
+        digits = digits.rjust(k + 1, "0")
+        digits = digits[:-k] + "." + digits[-k:]
+    return sign + digits
+
+
+def agrees_with_readme(text, published):
+    """`published` (shared/data/README.md, digits followed by '…') is `text` rounded to its number of digits."""
+    fraction_digits = len(published.split(".")[1]) if "." in published else 0
+    return abs(Fraction(text) - Fraction(published)) <= Fraction(1, 2 * 10**fraction_digits)
+
+
+def is_upward_rounding(printed, exact):
+    """printed (a double) is exact rounded upward: not below it, and its predecessor is below it."""
+    return Fraction(printed) >= exact and Fraction(math.nextafter(printed, -math.inf)) < exact
+
+
+# ---- running the CLI -------------------------------------------------------------------------------------------------
+
+class Cli:
+    def __init__(self, path):
+        self.path = path
+
+    def run(self, *args, stdin=None, expect_rc=None):
+        p = subprocess.run([self.path, *args], input=stdin, capture_output=True, timeout=120)
+        out, err = p.stdout.decode(), p.stderr.decode()
+        shown = f"$ exactref {' '.join(args)}\n--- rc {p.returncode}\n--- stdout\n{out}\n--- stderr\n{err}"
+        if expect_rc is not None:
+            check(p.returncode == expect_rc, f"expected exit status {expect_rc}\n{shown}")
+        return p.returncode, out, err, shown
+
+
+def write_npy(path, descr, shape, payload, major=1, fortran=False):
+    """A .npy file written by hand (numpy is not needed): magic, version, header padded to 64 bytes, data."""
+    shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    header = f"{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape_text}, }}"
+    length_bytes = 2 if major == 1 else 4
+    while (10 - 2 + length_bytes + len(header) + 1) % 64:
+        header += " "
+    header += "\n"
+    length = struct.pack("<H" if major == 1 else "<I", len(header))
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY" + bytes([major, 0]) + length + header.encode("latin1") + payload)
+
+
+# ---- the facts the cases check against -------------------------------------------------------------------------------
+
+class Gauss:
+    def __init__(self, data_dir):
+        self.path = os.path.join(data_dir, "gauss10k_f32.txt")
+        self.values = read_hex_floats(self.path)
+        self.n = len(self.values)
+        self.exact = sum(Fraction(v) for v in self.values)
+        self.abs_sum = sum(abs(Fraction(v)) for v in self.values)
+        self.bound = (self.n - 1) * U32 * self.abs_sum
+        self.nearest = round_fraction_to_f32(self.exact)
+        self.orders_path = os.path.join(data_dir, "gauss10k_orders.txt")
+
+    def order_results(self):
+        results = []
+        with open(self.orders_path) as f:
+            for line in f:
+                idx = [int(t) for t in line.split("#", 1)[0].replace(",", " ").split()]
+                if not idx:
+                    continue
+                acc = 0.0
+                for i in idx:
+                    acc = to_f32(acc + self.values[i])
+                results.append(acc)
+        return results
+
+
+# ---- the cases -------------------------------------------------------------------------------------------------------
+
+def case_sum_text(cli, g, work):
+    _, out, _, shown = cli.run("sum", "--dtype", "float32", g.path, expect_rc=0)
+    lines = dict(line.split(None, 1) for line in out.splitlines() if line.strip())
+    check(g.n == 10000, "the data file has 10000 values")
+    check(lines.get("n") == "10000", f"n\n{shown}")
+    check(lines.get("dtype") == "float32", f"dtype\n{shown}")
+    check(lines.get("exact") == exact_decimal(g.exact), f"exact must be {exact_decimal(g.exact)}\n{shown}")
+    check(agrees_with_readme(lines["exact"], "30.604261366177525"), f"README's exact sum\n{shown}")
+    check(float.hex(g.nearest) == "0x1.e9ab0e0000000p+4", "README's nearest float32")
+    check(lines.get("nearest", "").split()[:2] == ["30.604261", "(0x1.e9ab0ep+4)"], f"nearest\n{shown}")
+    check(lines.get("abs_sum") == exact_decimal(g.abs_sum), f"abs_sum must be {exact_decimal(g.abs_sum)}\n{shown}")
+    check(agrees_with_readme(lines["abs_sum"], "7923.04427817354"), f"README's sum of |x|\n{shown}")
+    bound = float(lines.get("any_order_bound", "nan").split()[0])
+    check(agrees_with_readme(repr(bound), "4.72203014716"), f"README's bound 4.72203014716...\n{shown}")
+    check(is_upward_rounding(bound, g.bound), f"bound must be (n-1)u*S = {float(g.bound)!r} rounded up\n{shown}")
+
+
+def case_sum_json_and_stdin(cli, g, work):
+    with open(g.path, "rb") as f:
+        text = f.read()
+    for args, stdin in [(("sum", "--json", "--dtype", "float32", g.path), None),
+                        (("sum", "--json", "--dtype", "float32", "-"), text)]:
+        _, out, _, shown = cli.run(*args, stdin=stdin, expect_rc=0)
+        j = json.loads(out)
+        check(set(j) == CONTRACT_SUM_KEYS, f"keys must be {sorted(CONTRACT_SUM_KEYS)}\n{shown}")
+        check(j["n"] == 10000 and j["dtype"] == "float32", f"n, dtype\n{shown}")
+        check(j["exact"] == exact_decimal(g.exact), f"exact\n{shown}")
+        check(j["nearest"] == "30.604261" and j["nearest_hex"] == "0x1.e9ab0ep+4", f"nearest\n{shown}")
+        check(float.fromhex(j["nearest_hex"]) == g.nearest and float(j["nearest"]) != g.nearest
+              and to_f32(float(j["nearest"])) == g.nearest, f"nearest reads back to RN(s) in float32\n{shown}")
+        check(j["abs_sum"] == exact_decimal(g.abs_sum), f"abs_sum\n{shown}")
+        check(is_upward_rounding(j["any_order_bound"], g.bound), f"bound rounded up\n{shown}")
+
+
+def case_sum_float16(cli, g, work):
+    # 0.1 and 0.2 round once into float16; their exact sum and its nearest float16 come from struct's 'e' decoding.
+    path = os.path.join(work, "half.txt")
+    with open(path, "w") as f:
+        f.write("0.1, 0.2\n")
+    _, out, _, shown = cli.run("sum", "--json", "--dtype", "float16", path, expect_rc=0)
+    j = json.loads(out)
+    h01 = struct.unpack("<e", struct.pack("<H", 0x2E66))[0]  # float16 nearest 0.1 (numpy: np.float16(0.1))
+    h02 = struct.unpack("<e", struct.pack("<H", 0x3266))[0]
+    check(j["exact"] == exact_decimal(Fraction(h01) + Fraction(h02)), f"exact float16 sum\n{shown}")
+    check(j["dtype"] == "float16" and j["nearest"] == "0.2998" and j["nearest_hex"] == "0x1.33p-2",
+          f"nearest float16 of 0.0999755859375 + 0.199951171875 = 0.2999267578125 is 0x1.33p-2 = 0.29980...\n{shown}")
+
+
+def case_covers_orders(cli, g, work):
+    results = g.order_results()
+    hexes = [float.hex(r).replace("0000000p", "p") for r in results]
+    check([f32_bits(r) for r in results] == [f32_bits(float.fromhex(h)) for h in README_ORDER_RESULTS],
+          f"the five left folds must give README's results, got {hexes}")
+    for r in results:
+        check(abs(Fraction(r) - g.exact) <= g.bound, "each order result is within the any-order bound")
+    _, out, _, shown = cli.run("covers", g.path, *README_ORDER_RESULTS, "--dtype", "float32", expect_rc=0)
+    lines = [line for line in out.splitlines() if "COVERED" in line]
+    check(len(lines) == 5 and all(line.startswith("COVERED ") for line in lines), f"five COVERED lines\n{shown}")
+    check("5 of 5 results covered by any_order" in out, f"summary line\n{shown}")
+    # The same results as decimals: each decimal rounds once into float32 to the same value.
+    decimals = [repr(r) for r in results]
+    cli.run("covers", g.path, *decimals, "--dtype", "float32", "--standard", "any_order", expect_rc=0)
+
+
+def check_bound_edges(cli, g, bound, standard):
+    """The float32 results nearest to s ± bound from inside are covered; one step further out is not."""
+    hi = round_fraction_to_f32(g.exact + bound)
+    if Fraction(hi) > g.exact + bound:
+        hi = next_down_f32(hi)
+    lo = round_fraction_to_f32(g.exact - bound)
+    if Fraction(lo) < g.exact - bound:
+        lo = next_up_f32(lo)
+    for inside, outside in [(hi, next_up_f32(hi)), (lo, next_down_f32(lo))]:
+        check(abs(Fraction(inside) - g.exact) <= bound < abs(Fraction(outside) - g.exact), "edge pair")
+        cli.run("covers", g.path, float.hex(inside), "--dtype", "float32", "--standard", standard, expect_rc=0)
+        _, out, _, shown = cli.run("covers", g.path, float.hex(outside), "--dtype", "float32", "--standard", standard,
+                                   expect_rc=1)
+        check("NOT COVERED" in out and standard in out, f"one float32 past the {standard} bound\n{shown}")
+
+
+def case_covers_not_covered(cli, g, work):
+    _, out, _, shown = cli.run("covers", g.path, "40", "--dtype", "float32", expect_rc=1)
+    check("NOT COVERED" in out and "40 (0x1.4p+5)" in out, f"a far-off result is reported\n{shown}")
+    # One covered and one not: exit 1, both verdicts printed.
+    _, out, _, shown = cli.run("covers", g.path, "0x1.e9ab46p+4", "-1.5", "--dtype", "float32", expect_rc=1)
+    check("1 of 2 results covered" in out, f"mixed verdicts\n{shown}")
+    # The exact edge of the any-order bound: the largest float32 within s + B is covered, the next one is not;
+    # likewise below s - B. Decided exactly, so no tolerance is involved.
+    check_bound_edges(cli, g, g.bound, "any_order")
+    # exact and faithful: RN(s) is exact; the other faithful neighbour is faithful but not exact.
+    rn = float.hex(g.nearest)
+    other = float.hex(next_up_f32(g.nearest) if Fraction(g.nearest) < g.exact else next_down_f32(g.nearest))
+    cli.run("covers", g.path, rn, "--dtype", "float32", "--standard", "exact", expect_rc=0)
+    cli.run("covers", g.path, other, "--dtype", "float32", "--standard", "exact", expect_rc=1)
+    cli.run("covers", g.path, other, "--dtype", "float32", "--standard", "faithful", expect_rc=0)
+    # A tree of height 14 (pairwise over 10000 values): γ_14·S with γ_k = k·u/(1 - k·u) (Higham §4.2), much smaller
+    # than the any-order bound; the worst of the five order results (83 ulps off) is still inside it.
+    gamma14 = 14 * U32 / (1 - 14 * U32)
+    check_bound_edges(cli, g, gamma14 * g.abs_sum, "tree:14")
+    cli.run("covers", g.path, README_ORDER_RESULTS[4], "--dtype", "float32", "--standard", "tree:14", expect_rc=0)
+    # Negative specials are results, not options.
+    _, out, _, shown = cli.run("covers", g.path, "-inf", "-nan", "--dtype", "float32", expect_rc=1)
+    check(out.count("NOT COVERED") == 2 and "-inf (-inf)" in out, f"-inf and -nan as results\n{shown}")
+
+
+def case_covers_json(cli, g, work):
+    results = README_ORDER_RESULTS + ["40"]
+    _, out, _, shown = cli.run("covers", g.path, *results, "--dtype", "float32", "--json", expect_rc=1)
+    j = json.loads(out)
+    check(j["covered"] is False, f"not all covered\n{shown}")
+    check(len(j["verdicts"]) == 6, f"one verdict per result\n{shown}")
+    ulp = Fraction(2) ** -19  # ulp of RN(s) = 30.6 in float32: 2^(4 - 23)
+    for text, v in zip(results, j["verdicts"]):
+        check(CONTRACT_VERDICT_KEYS <= set(v), f"verdict keys {sorted(CONTRACT_VERDICT_KEYS)}\n{shown}")
+        r = to_f32(float.fromhex(text)) if text.startswith("0x") else to_f32(float(text))
+        err = Fraction(r) - g.exact
+        check(v["covered"] == (abs(err) <= g.bound), f"covered for {text}\n{shown}")
+        check(float.fromhex(v["result_hex"]) == r and to_f32(float(v["result"])) == r, f"result {text}\n{shown}")
+        check(v["error"] == float(err), f"error of {text} must be {float(err)!r} (r - s rounded to nearest)\n{shown}")
+        check(v["error_exact"] == exact_decimal(err), f"exact error of {text}\n{shown}")
+        check(v["ulps"] == float(err / ulp), f"ulps of {text} must be {float(err / ulp)!r}\n{shown}")
+        check(is_upward_rounding(v["bound"], g.bound), f"bound rounded up\n{shown}")
+    _, out, _, shown = cli.run("covers", g.path, *README_ORDER_RESULTS, "--dtype", "float32", "--json", expect_rc=0)
+    check(json.loads(out)["covered"] is True, f"all five covered\n{shown}")
+
+
+def case_npy_input(cli, g, work):
+    payload = b"".join(struct.pack("<f", v) for v in g.values)
+    for major in (1, 2, 3):
+        path = os.path.join(work, f"gauss_v{major}.npy")
+        write_npy(path, "<f4", (100, 100), payload, major=major)
+        _, out, _, shown = cli.run("sum", "--json", path, expect_rc=0)  # dtype from the file
+        j = json.loads(out)
+        check(j["dtype"] == "float32" and j["n"] == 10000 and j["exact"] == exact_decimal(g.exact),
+              f".npy {major}.0 gives the text file's exact sum\n{shown}")
+        cli.run("covers", path, *README_ORDER_RESULTS, expect_rc=0)
+    path = os.path.join(work, "gauss_v1.npy")
+    _, _, err, shown = cli.run("sum", "--dtype", "float64", path, expect_rc=2)
+    check("holds float32 values but dtype float64 was requested" in err, f"dtype mismatch\n{shown}")
+    # float64 .npy of the same values: same exact sum, nearest now in float64.
+    path64 = os.path.join(work, "gauss_f8.npy")
+    write_npy(path64, "<f8", (10000,), b"".join(struct.pack("<d", v) for v in g.values))
+    _, out, _, shown = cli.run("sum", "--json", path64, expect_rc=0)
+    j = json.loads(out)
+    check(j["dtype"] == "float64" and j["exact"] == exact_decimal(g.exact) and float(j["nearest"]) == float(g.exact),
+          f"float64 .npy\n{shown}")
+    # .npy through stdin.
+    with open(path, "rb") as f:
+        _, out, _, shown = cli.run("sum", "--json", "-", stdin=f.read(), expect_rc=0)
+    check(json.loads(out)["exact"] == exact_decimal(g.exact), f".npy on stdin\n{shown}")
+    # Refused: Fortran order, an integer dtype, big-endian, truncated data.
+    bad = [("fortran.npy", dict(descr="<f4", shape=(2, 2), payload=payload[:16], fortran=True), "Fortran order"),
+           ("int.npy", dict(descr="<i4", shape=(4,), payload=payload[:16]), "unsupported dtype '<i4'"),
+           ("big.npy", dict(descr=">f4", shape=(4,), payload=payload[:16]), "big-endian"),
+           ("short.npy", dict(descr="<f4", shape=(10000,), payload=payload[:4000]), "truncated")]
+    for name, kw, message in bad:
+        p = os.path.join(work, name)
+        write_npy(p, kw["descr"], kw["shape"], kw["payload"], fortran=kw.get("fortran", False))
+        _, _, err, shown = cli.run("sum", p, expect_rc=2)
+        check(message in err and name in err, f"'{message}' naming the file\n{shown}")
+
+
+def case_bad_input(cli, g, work):
+    path = os.path.join(work, "bad.txt")
+    with open(path, "w") as f:
+        f.write("# three good numbers, then a typo\n1.0\n2.0, 3.0\n4.O\n")
+    for command in (["sum", path], ["covers", path, "10"]):
+        _, out, err, shown = cli.run(*command, expect_rc=2)
+        check(f"{path}:4: not a number: '4.O'" in err, f"file:line and the text\n{shown}")
+        check(out == "", f"nothing on stdout\n{shown}")
+    _, _, err, shown = cli.run("covers", g.path, "30.6", "--standard", "bogus", expect_rc=2)
+    check("unknown standard 'bogus'" in err and "any_order" in err and "tree:H" in err,
+          f"unknown standard lists the accepted ones\n{shown}")
+    _, _, err, shown = cli.run("covers", g.path, "30.6", "abc", "--dtype", "float32", expect_rc=2)
+    check("RESULT 2: not a number: 'abc'" in err, f"a result that is not a number\n{shown}")
+    _, _, err, shown = cli.run("sum", os.path.join(work, "no-such-file.txt"), expect_rc=2)
+    check("cannot open" in err and "no-such-file.txt" in err, f"missing file\n{shown}")
+    _, _, err, shown = cli.run("sum", "--dtype", "float128", g.path, expect_rc=2)
+    check("unknown dtype 'float128'" in err, f"unknown dtype\n{shown}")
+    cli.run(expect_rc=2)                                   # no subcommand
+    cli.run("covers", g.path, expect_rc=2)                 # no RESULT
+    cli.run("sum", g.path, "--no-such-flag", expect_rc=2)  # unknown flag
+    _, out, _, shown = cli.run("--help", expect_rc=0)
+    check("sum" in out and "covers" in out, f"help lists the subcommands\n{shown}")
+
+
+CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("case", choices=sorted(CASES))
+    a = parser.parse_args()
+    work = os.path.join(a.work, a.case)
+    os.makedirs(work, exist_ok=True)
+    try:
+        CASES[a.case](Cli(a.cli), Gauss(a.data), work)
+    except Failure as e:
+        print(f"FAILED cli.{a.case}: {e}", file=sys.stderr)
+        return 1
+    print(f"ok cli.{a.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+# Checks of the `exactref` CLI (apps/exactref), one ctest per case of tests/cli/run_cli_test.py, label `unit`.
+# The runner computes every expected number itself with Python's exact rationals (see its docstring).
+if(NOT TARGET exactref_cli)
+  return()
+endif()
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Python3_Interpreter_FOUND)
+  message(STATUS "exactref: python3 not found, the CLI tests (tests/cli) are not registered")
+  return()
+endif()
+
+foreach(case sum_text sum_json_and_stdin sum_float16 covers_orders covers_not_covered covers_json npy_input bad_input)
+  add_test(NAME cli.${case}
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/cli/run_cli_test.py
+                   --cli $<TARGET_FILE:exactref_cli> --data ${EXACTREF_SHARED_DATA}
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/cli-test ${case})
+  set_tests_properties(cli.${case} PROPERTIES LABELS unit TIMEOUT 120)
+endforeach()
