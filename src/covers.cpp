@@ -1,10 +1,8 @@
 // covers(): the exact decision |r - s| <= B and the special-value rules of shared/DESIGN.md §3.
 //
-// Everything that decides is a GMP rational (r, s, S, u, γ_k are dyadic or rational); MPFR only turns the decided
-// numbers into doubles for display. Per reference the bound is prepared once (prepared_reference), so array forms
+// Everything that decides is a GMP rational (r, s, S, u, γ_k are dyadic or rational); to_double (integer
+// operations, multiprecision.h) only turns the decided numbers into doubles for display. Per reference the bound is prepared once (prepared_reference), so array forms
 // cost one subtraction and one comparison per element.
-#include <mpfr.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -51,15 +49,6 @@ bool fits_in(const format_info& term, const format_info& acc) {
            term.subnormal_lsb_exponent() >= acc.subnormal_lsb_exponent();
 }
 
-double to_double(const mpq_class& q, mpfr_rnd_t rnd) {
-    mpfr_t t;
-    mpfr_init2(t, 53);
-    mpfr_set_q(t, q.get_mpq_t(), rnd);
-    const double d = mpfr_get_d(t, rnd);
-    mpfr_clear(t);
-    return d;
-}
-
 // Exact decimal of a rational whose denominator is a power of two.
 std::string dyadic_decimal(const mpq_class& q) {
     const mpz_class& den = q.get_den();
@@ -77,6 +66,7 @@ std::string dyadic_decimal(const mpq_class& q) {
 // B = factor·W + extra, W = S (sums) or T (dots); mixed adds u_out·(|s| + B_acc).
 struct prepared_bound {
     bool finite = true;
+    bool products_may_underflow = false;
     mpq_class value;       // B
     mpq_class factor;      // relative growth of a sum of like-signed terms: (1 + factor)·P bounds every result
 };
@@ -89,6 +79,7 @@ struct prepared_reference {
     // special state
     bool nan_only = false, pos_inf_only = false, neg_inf_only = false;
     bool pos_inf_reachable = false, neg_inf_reachable = false;
+    bool products_may_underflow = false;  // dot: a negative product may round to -0.0
     // exact values (finite terms)
     mpq_class s;
     prepared_bound bound;
@@ -141,6 +132,7 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
         case standard_kind::faithful:
             break;
     }
+    b.products_may_underflow = dot && product_underflows;
     if (!factor) {
         b.finite = false;
         return b;
@@ -152,9 +144,11 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
     mpq_class value = *factor * w + extra;
     mpq_class total_factor = *factor;
     if (m.kind == standard_kind::mixed) {
-        // Round once from acc to out: u_out·(|s| + B_acc) more (composition, DESIGN §3).
+        // Round once from acc to out: u_out·(|s| + B_acc) more (composition, DESIGN §3), plus η_out = 2^(emin-p) of
+        // out when that rounding lands among the subnormals (|RN(x) - x| <= u|x| + η, Higham (2.8)).
         const mpq_class u_out = pow2(out.u_exponent() + u_shift);
-        value += u_out * (abs(s) + value);
+        const mpq_class eta_out = pow2(out.emin - out.precision + u_shift);
+        value += u_out * (abs(s) + value) + eta_out;
         total_factor = total_factor + u_out * (1 + total_factor);
     }
     b.value = value;
@@ -187,8 +181,10 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
 
     const superaccumulator& sum = ref.sum;
     p.rn_bits = sum.round_bits(result, rounding::to_nearest_even);
-    p.rd_bits = sum.round_bits(result, rounding::downward);
-    p.ru_bits = sum.round_bits(result, rounding::upward);
+    if (model.kind == standard_kind::faithful) {
+        p.rd_bits = sum.round_bits(result, rounding::downward);
+        p.ru_bits = sum.round_bits(result, rounding::upward);
+    }
     {
         const decoded d = decode_bits(result, p.rn_bits);
         if (d.is_inf || d.is_nan) p.ulp_exponent = result.emax - result.precision + 1;
@@ -203,11 +199,12 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     p.nan_only = sum.has_nan() || (pos_inf && neg_inf);
     p.pos_inf_only = !p.nan_only && pos_inf;
     p.neg_inf_only = !p.nan_only && neg_inf;
-    if (p.nan_only || p.pos_inf_only || p.neg_inf_only || !bound_model) return p;
+    if (p.nan_only || !bound_model) return p;
 
     p.s = to_mpq(sum);
     const mpq_class w = to_mpq(ref.abs_sum);
     p.bound = compute_bound(ref, model, *p.acc, result, p.s, w);
+    p.products_may_underflow = p.bound.products_may_underflow;
     // Overflow rule: +Inf reachable when (1 + factor)·P >= threshold, P = (S + s)/2 the sum of positive terms.
     const mpq_class threshold = model.directed ? largest_finite(result) : overflow_threshold(result);
     if (!p.bound.finite) {
@@ -239,7 +236,7 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
         v.error = nan;
         v.ratio = covered ? 0 : inf;
         v.ulps = nan;
-        v.bound = p.bound.finite ? to_double(p.bound.value, MPFR_RNDU) : inf;
+        v.bound = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
         return v;
     };
     if (details) {
@@ -249,10 +246,19 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
 
     // Step C1: special terms decide alone.
     if (p.nan_only) return finish_special(r.is_nan, "a NaN term, or both +Inf and -Inf terms: only NaN is covered");
-    if (p.pos_inf_only)
+    // With Inf terms of one sign, the finite terms may still overflow to the other infinity (e.g. -Inf + max + max,
+    // or a dot product whose finite product rounds to +Inf): then NaN is reachable too (bound models only).
+    const bool bound_model = p.model.kind != standard_kind::exact && p.model.kind != standard_kind::faithful;
+    if (p.pos_inf_only) {
+        if (r.is_nan && bound_model && p.neg_inf_reachable)
+            return finish_special(true, "+Inf terms, and the finite terms can overflow to -Inf: NaN is reachable");
         return finish_special(r.is_inf && !r.negative, "+Inf terms (and no -Inf): only +Inf is covered");
-    if (p.neg_inf_only)
+    }
+    if (p.neg_inf_only) {
+        if (r.is_nan && bound_model && p.pos_inf_reachable)
+            return finish_special(true, "-Inf terms, and the finite terms can overflow to +Inf: NaN is reachable");
         return finish_special(r.is_inf && r.negative, "-Inf terms (and no +Inf): only -Inf is covered");
+    }
 
     // Step C2: exact and faithful compare encodings.
     if (p.model.kind == standard_kind::exact || p.model.kind == standard_kind::faithful) {
@@ -261,8 +267,8 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
         v.covered = p.model.kind == standard_kind::exact ? exact_hit : faithful_hit;
         if (!r.is_nan && !r.is_inf && !decode_bits(f, p.rn_bits).is_inf) {
             const mpq_class err = value_to_mpq(f, r_bits) - to_mpq(ref.sum);
-            v.error = to_double(err, MPFR_RNDN);
-            v.ulps = to_double(err / pow2(p.ulp_exponent), MPFR_RNDN);
+            v.error = to_double(err, rounding::to_nearest_even);
+            v.ulps = to_double(err / pow2(p.ulp_exponent), rounding::to_nearest_even);
             if (details) v.error_exact = dyadic_decimal(err);
         } else {
             v.error = v.ulps = nan;
@@ -291,14 +297,14 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
     }
     // Step C4: signed zero.
     if (r.significand == 0 && r.negative && !ref.sum.all_negative_zero() && !p.model.allow_negative_zero &&
-        !p.model.directed) {
+        !p.model.directed && !p.products_may_underflow) {
         v.covered = false;
         v.reason = "-0.0: round-to-nearest produces -0.0 only when every term is -0.0";
         const mpq_class err = -p.s;
-        v.error = to_double(err, MPFR_RNDN);
-        v.bound = p.bound.finite ? to_double(p.bound.value, MPFR_RNDU) : inf;
+        v.error = to_double(err, rounding::to_nearest_even);
+        v.bound = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
         v.ratio = inf;
-        v.ulps = to_double(err / pow2(p.ulp_exponent), MPFR_RNDN);
+        v.ulps = to_double(err / pow2(p.ulp_exponent), rounding::to_nearest_even);
         if (details) v.error_exact = dyadic_decimal(err);
         return v;
     }
@@ -306,12 +312,12 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
     const mpq_class err = value_to_mpq(f, r_bits) - p.s;
     const mpq_class abs_err = abs(err);
     v.covered = !p.bound.finite || abs_err <= p.bound.value;
-    v.error = to_double(err, MPFR_RNDN);
-    v.bound = p.bound.finite ? to_double(p.bound.value, MPFR_RNDU) : inf;
+    v.error = to_double(err, rounding::to_nearest_even);
+    v.bound = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
     if (!p.bound.finite) v.ratio = 0;
     else if (sgn(p.bound.value) == 0) v.ratio = sgn(abs_err) == 0 ? 0 : inf;
-    else v.ratio = to_double(abs_err / p.bound.value, MPFR_RNDN);
-    v.ulps = to_double(err / pow2(p.ulp_exponent), MPFR_RNDN);
+    else v.ratio = to_double(abs_err / p.bound.value, rounding::to_nearest_even);
+    v.ulps = to_double(err / pow2(p.ulp_exponent), rounding::to_nearest_even);
     if (details) v.error_exact = dyadic_decimal(err);
     return v;
 }
@@ -373,12 +379,18 @@ verdict covers_bits(const format_info& result_format, std::uint64_t result_bits,
     return evaluate(prepare(ref, model, result_format), result_bits, true);
 }
 
+decision decide_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
+                     const standard& model) {
+    const verdict v = evaluate(prepare(ref, model, result_format), result_bits, false);
+    return {v.covered, v.error, v.ratio, v.ulps};
+}
+
 double bound(const reference& ref, const standard& model, const format_info& result_format) {
     const prepared_reference p = prepare(ref, model, result_format);
     if (model.kind == standard_kind::exact || model.kind == standard_kind::faithful) return 0;
     if (p.nan_only || p.pos_inf_only || p.neg_inf_only) return std::numeric_limits<double>::quiet_NaN();
     if (!p.bound.finite) return std::numeric_limits<double>::infinity();
-    return to_double(p.bound.value, MPFR_RNDU);
+    return to_double(p.bound.value, rounding::upward);
 }
 
 std::string verdict::message() const {

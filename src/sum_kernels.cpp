@@ -1,232 +1,466 @@
 // The superaccumulator's fast path for long spans: blocked, windowed integer lane sums (SIMD-friendly).
 //
 // Algorithm (docs/algorithms/superaccumulator.md, "Fast path"):
-//   Step F1  per block of B terms, one pass computes the largest magnitude field and the OR/AND of the bits.
+//   Step F1  per block of B terms, one pass computes the largest magnitude and the smallest non-zero magnitude.
 //   Step F2  a block holding Inf/NaN goes term by term (rare); a block of zeros only updates the signed-zero flags.
-//   Step F3  E = the largest biased exponent (subnormals count as 1). A term with exponent field f (f' = max(f, 1)) and
-//            integer significand m is m * 2^(f' - bias - (p-1)). If d = E - f' <= W it is added to an int64 lane sum
-//            as m << (W - d), i.e. in units of 2^(E - bias - (p-1) - W), with its sign; else it is flagged.
-//   Step F4  the lane sum goes into the chunks (add_lane_sum); flagged terms go one by one (add_scaled).
-// Invariant (why int64 lanes cannot overflow): |m << (W - d)| < 2^(p + W) per term and B = 2^11 terms per block, so
-// |lane sum| < 2^(p + W + 11) <= 2^62. binary64 splits m into 27 high and 26 low bits, each summed in its own lane.
-// Terms below the window are exact too (they go through the scalar path); the window only decides the speed.
+//   Step F3  the window of `top` (a biased exponent; the first is the block's largest, subnormals counting as 1): a
+//            term with exponent field f (f' = max(f, 1)) and integer significand m is m * 2^(f' - bias - (p-1)); if
+//            d = top - f' lies in [0, W] it is added to int64 lane sums as m << (W - d), i.e. in units of
+//            2^(top - bias - (p-1) - W): to T, the sum over every term, and, if the term is negative, to N as well.
+//            Then Σx = (T - N) - N and Σ|x| = T, so one pass can produce both. The lane sums go into the chunks
+//            (add_lane_sum) and are reset.
+//   Step F4  terms below the window (known from F1's smallest magnitude): a census counts them and finds the largest;
+//            while enough remain to repay a pass (count * scalar_cost >= B), Step F3 again with that largest as top
+//            (terms above it have d < 0 and were summed already; a window never takes field 1 without field 0, so
+//            windows never overlap); otherwise, or once a window caught few, the rest go one by one (add_scaled).
+// Invariant (why int64 lanes cannot overflow): a lane holds the q-bit part of m (binary64 splits m into q = 27 high
+// and 26 low bits, one lane each; the narrower formats keep q = p bits in one lane), so one term adds less than
+// 2^(q + W) to it, and one window pass over B = 2^11 terms keeps T, N, every partial sum of them that the SIMD lanes
+// hold, and (T - N) - N inside (-2^62, 2^62): q + W + 11 <= 62 (layout::window).
+// Every term is added exactly once, in a window or one by one; the windows and scalar_cost only decide the speed.
+//
+// The kernels use GCC/Clang vector extensions with 64-bit lanes, instantiated once per instruction set: 512-bit vectors
+// compiled for x86-64-v4 (AVX-512), 256-bit for x86-64-v3 (AVX2), one lane (scalar code) for anything else; the
+// widest the CPU runs is chosen once at run time (simd_level). A fixed width would not do: GCC splits 512-bit generic
+// vectors for AVX2 poorly (scalarized compares), and 256-bit ones leave half of AVX-512 unused. The result is the same
+// whichever version runs: every version adds the same integers.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <cstring>  // std::memcpy: unaligned vector loads
 
 #include "exactref/accumulator.h"
 
 namespace exactref {
 namespace {
 
-constexpr std::size_t block_size = 2048;  // B = 2^11: see the invariant above
+constexpr int block_log2 = 11;
+constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the invariant above
 
+// ---- Instruction sets ------------------------------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
-#define EXACTREF_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EXACTREF_TARGET_CLONES
+#define EXACTREF_X86_DISPATCH 1
+#define EXACTREF_TARGET_AVX512 [[gnu::target("arch=x86-64-v4")]]
+#define EXACTREF_TARGET_AVX2 [[gnu::target("arch=x86-64-v3")]]
 #endif
 
+#ifdef EXACTREF_X86_DISPATCH
+// The widest vectors this CPU runs, detected once.
+enum class simd_level { base, avx2, avx512 };
+
+simd_level host_simd_level() noexcept {
+    static const simd_level level = [] {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("x86-64-v4")) return simd_level::avx512;
+        if (__builtin_cpu_supports("x86-64-v3")) return simd_level::avx2;
+        return simd_level::base;
+    }();
+    return level;
+}
+#endif
+
+// The kernels are always inlined into their per-instruction-set wrappers: an out-of-line call would run code
+// compiled for the baseline ISA, whatever wrapper called it.
+#define EXACTREF_INLINE_KERNEL [[gnu::always_inline]] inline
+
+// Vectors of 64-bit lanes, V bytes: one step of a kernel reads V bytes of terms as V/8 words; a word holds 1, 2 or 4
+// terms, each taken out into a lane by a shift and a mask (the order of terms does not matter to a sum, so no
+// shuffle is needed).
+template <std::size_t V>
+struct simd;
+template <>
+struct simd<64> {
+    typedef std::uint64_t u64 __attribute__((vector_size(64)));
+    typedef std::int64_t i64 __attribute__((vector_size(64)));
+};
+template <>
+struct simd<32> {
+    typedef std::uint64_t u64 __attribute__((vector_size(32)));
+    typedef std::int64_t i64 __attribute__((vector_size(32)));
+};
+template <>
+struct simd<8> {
+    typedef std::uint64_t u64 __attribute__((vector_size(8)));
+    typedef std::int64_t i64 __attribute__((vector_size(8)));
+};
+
+// Which sums one pass over the data produces.
+enum class pass { sum, abs_sum, both };
+
+// Bit layout of one format, and the lane split and window of Step F3.
+template <class Bits, int P, int ExponentBits>
+struct layout {
+    using bits_type = Bits;
+    static constexpr int storage_bits = 8 * sizeof(Bits);
+    static constexpr int frac_bits = P - 1;
+    static constexpr std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
+    static constexpr std::uint64_t hidden_bit = std::uint64_t{1} << frac_bits;
+    static constexpr std::uint64_t field_mask = (std::uint64_t{1} << ExponentBits) - 1;
+    static constexpr std::uint64_t sign_bit = std::uint64_t{1} << (storage_bits - 1);
+    static constexpr Bits abs_mask = static_cast<Bits>(~sign_bit);
+    // m = high * 2^split + low; split = 0: one lane (low) holds all of m.
+    static constexpr int split = P > 32 ? 26 : 0;
+    static constexpr std::uint64_t low_mask = split == 0 ? ~std::uint64_t{0} : (std::uint64_t{1} << split) - 1;
+    static constexpr int lane_bits = P - split;  // q of the invariant
+    static constexpr int window = 62 - block_log2 - lane_bits;
+    static_assert(lane_bits + window + block_log2 <= 62, "int64 lanes cannot overflow (file comment)");
+    static_assert(window >= 8 && window < 64, "a useful window, and shift counts below 64");
+    static_assert(storage_bits == 1 + ExponentBits + frac_bits, "IEEE interchange layout");
+};
+using binary64_layout = layout<std::uint64_t, 53, 11>;
+using binary32_layout = layout<std::uint32_t, 24, 8>;
+using binary16_layout = layout<std::uint16_t, 11, 5>;
+using bfloat16_layout = layout<std::uint16_t, 8, 8>;
+static_assert(binary64_layout::window == 24 && binary32_layout::window == 27);
+static_assert(block_size * 2 % 64 == 0, "blocks are whole steps of every width");
+static_assert(block_size <= 0xFFFF, "a block's census count fits in 16 bits");
+
+// The window below top (a biased exponent >= 1) holds the terms with f' in [top - W, top]. With top >= W + 2 (the
+// common case) every term of exponent field 0 or 1 lies below it, so the kernel sets the hidden bit unconditionally
+// and takes exactly the terms with field f in [top - W, top] (zeros add nothing either way). With top <= W + 1 (tiny
+// values, or any float16 block: its window spans every binade) nothing lies below and the kernel decodes subnormals.
+// A window never takes field 1 without field 0 (which share f' = 1), so the windows of Step F4 never overlap.
+template <class L>
+constexpr bool has_subnormal_window(int top) noexcept {
+    return top <= L::window + 1;
+}
+
+// The magnitude bits below which terms lie below the window of top: terms with 0 < |bits| < window_floor(top) are
+// left for a lower window or for the scalar path. 0 when nothing lies below.
+template <class L>
+typename L::bits_type window_floor(int top) noexcept {
+    if (has_subnormal_window<L>(top)) return 0;
+    return static_cast<typename L::bits_type>(static_cast<std::uint64_t>(top - L::window) << L::frac_bits);
+}
+
+// ---- Step F1 --------------------------------------------------------------------------------------------------------
 struct block_scan {
     std::uint64_t max_abs;
-    std::uint64_t or_bits;
-    std::uint64_t and_bits;
+    std::uint64_t min_nonzero_abs;  // all ones (as Bits) when every term is a zero
 };
 
-template <class Bits>
-block_scan scan_block(const Bits* x, std::size_t n, Bits abs_mask) noexcept {
-    Bits max_abs = 0, or_bits = 0, and_bits = static_cast<Bits>(~Bits{0});
+template <class L>
+EXACTREF_INLINE_KERNEL block_scan scan_block(const typename L::bits_type* x, std::size_t n) noexcept {
+    using Bits = typename L::bits_type;
+    Bits max_abs = 0;
+    Bits min_abs_less_one = static_cast<Bits>(~Bits{0});
     for (std::size_t i = 0; i < n; ++i) {
-        const Bits b = x[i];
-        max_abs = std::max<Bits>(max_abs, static_cast<Bits>(b & abs_mask));
-        or_bits |= b;
-        and_bits &= b;
+        const Bits a = static_cast<Bits>(x[i] & L::abs_mask);
+        max_abs = std::max(max_abs, a);
+        // a - 1 wraps a zero to all ones, so zeros never win the minimum.
+        min_abs_less_one = std::min(min_abs_less_one, static_cast<Bits>(a - 1));
     }
-    return {max_abs, or_bits, and_bits};
+    const auto min_nonzero = static_cast<Bits>(min_abs_less_one + 1);
+    return {max_abs, min_nonzero == 0 ? static_cast<Bits>(~Bits{0}) : min_nonzero};
 }
 
-EXACTREF_TARGET_CLONES block_scan scan_block_u64(const std::uint64_t* x, std::size_t n) noexcept {
-    return scan_block<std::uint64_t>(x, n, ~(std::uint64_t{1} << 63));
-}
-EXACTREF_TARGET_CLONES block_scan scan_block_u32(const std::uint32_t* x, std::size_t n) noexcept {
-    return scan_block<std::uint32_t>(x, n, ~(std::uint32_t{1} << 31));
-}
-EXACTREF_TARGET_CLONES block_scan scan_block_u16(const std::uint16_t* x, std::size_t n) noexcept {
-    return scan_block<std::uint16_t>(x, n, 0x7FFF);
+// Step F4's census of the terms below a window: how many non-zero terms have magnitude bits below `floor` (> 0),
+// and the largest of them.
+struct below_scan {
+    std::size_t count = 0;
+    std::uint64_t max_abs = 0;
+};
+
+template <class L>
+EXACTREF_INLINE_KERNEL below_scan scan_below(const typename L::bits_type* x, std::size_t n,
+                                             typename L::bits_type floor) noexcept {
+    using Bits = typename L::bits_type;
+    Bits count = 0;  // <= block_size, which fits in every Bits
+    Bits max_abs = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Bits a = static_cast<Bits>(x[i] & L::abs_mask);
+        // 1 when 0 < a < floor, else 0 (written without a branch or a bool so that the loop vectorizes)
+        const auto below = static_cast<Bits>(static_cast<Bits>(a - 1) < static_cast<Bits>(floor - 1));
+        count = static_cast<Bits>(count + below);
+        max_abs = std::max(max_abs, static_cast<Bits>(a & static_cast<Bits>(0 - below)));
+    }
+    return {count, max_abs};
 }
 
+// ---- Step F3 --------------------------------------------------------------------------------------------------------
 struct lane_sums {
-    std::int64_t high;  // binary64 only: the 27 high significand bits, in units of 2^26 lanes
-    std::int64_t low;
-    bool flagged;       // some non-zero term lies below the window
+    std::int64_t total_high = 0, total_low = 0;  // T (high and low halves of m for binary64; low only otherwise)
+    std::int64_t neg_high = 0, neg_low = 0;      // N
 };
 
-// Step F3 for formats with p <= 24: one int64 lane sum. Abs: add |x| instead of x.
-template <class Bits, int P, int W, bool Abs>
-lane_sums window_sum_narrow(const Bits* x, std::size_t n, int top_field) noexcept {
-    constexpr int frac_bits = P - 1;
-    constexpr int storage_bits = 8 * sizeof(Bits);
-    constexpr std::uint32_t frac_mask = (1u << frac_bits) - 1;
-    constexpr std::uint32_t field_mask = (1u << (storage_bits - 1 - frac_bits)) - 1;
-    std::int64_t sum = 0;
-    std::int32_t flagged = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t b = x[i];
-        const std::int32_t field = static_cast<std::int32_t>((b >> frac_bits) & field_mask);
-        const std::int32_t f1 = field == 0 ? 1 : field;
-        const std::uint32_t m = (b & frac_mask) | (field == 0 ? 0u : (1u << frac_bits));
-        const std::int32_t sh = W - (top_field - f1);
-        const bool in = sh >= 0;
-        std::int64_t v = static_cast<std::int64_t>(m) << (in ? sh : 0);
-        v = in ? v : 0;
-        flagged |= static_cast<std::int32_t>(!in && m != 0);
-        if constexpr (!Abs) {
-            const std::int64_t s = -static_cast<std::int64_t>(b >> (storage_bits - 1));  // 0 or -1
-            v = (v ^ s) - s;
-        }
-        sum += v;
-    }
-    return {0, sum, flagged != 0};
-}
+template <std::size_t V>
+struct lane_vectors {
+    typename simd<V>::u64 total_high{}, total_low{}, neg_high{}, neg_low{};
+};
 
-// Step F3 for binary64: m = high * 2^26 + low, two lane sums.
-template <int W, bool Abs>
-lane_sums window_sum_binary64(const std::uint64_t* x, std::size_t n, int top_field) noexcept {
-    constexpr std::uint64_t frac_mask = (std::uint64_t{1} << 52) - 1;
-    std::int64_t high = 0, low = 0;
-    std::int64_t flagged = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t b = x[i];
-        const std::int64_t field = static_cast<std::int64_t>((b >> 52) & 0x7FF);
-        const std::int64_t f1 = field == 0 ? 1 : field;
-        const std::uint64_t m = (b & frac_mask) | (field == 0 ? 0 : (std::uint64_t{1} << 52));
-        const std::int64_t sh = W - (top_field - f1);
-        const bool in = sh >= 0;
-        const std::int64_t s_amount = in ? sh : 0;
-        std::int64_t vh = static_cast<std::int64_t>(m >> 26) << s_amount;
-        std::int64_t vl = static_cast<std::int64_t>(m & ((std::uint64_t{1} << 26) - 1)) << s_amount;
-        vh = in ? vh : 0;
-        vl = in ? vl : 0;
-        flagged |= static_cast<std::int64_t>(!in && m != 0);
-        if constexpr (!Abs) {
-            const std::int64_t s = -static_cast<std::int64_t>(b >> 63);
-            vh = (vh ^ s) - s;
-            vl = (vl ^ s) - s;
-        }
-        high += vh;
-        low += vl;
-    }
-    return {high, low, flagged != 0};
-}
-
-constexpr int window_for(int p) { return 62 - 11 - p; }  // p + W + 11 <= 62 (invariant above)
-constexpr int window_binary64 = 62 - 11 - 27;              // the 27-bit high half decides
-
-template <bool Abs>
-EXACTREF_TARGET_CLONES lane_sums window_f64(const std::uint64_t* x, std::size_t n, int top) noexcept {
-    return window_sum_binary64<window_binary64, Abs>(x, n, top);
-}
-template <bool Abs>
-EXACTREF_TARGET_CLONES lane_sums window_f32(const std::uint32_t* x, std::size_t n, int top) noexcept {
-    return window_sum_narrow<std::uint32_t, 24, window_for(24), Abs>(x, n, top);
-}
-template <bool Abs>
-EXACTREF_TARGET_CLONES lane_sums window_f16(const std::uint16_t* x, std::size_t n, int top) noexcept {
-    return window_sum_narrow<std::uint16_t, 11, window_for(11), Abs>(x, n, top);
-}
-template <bool Abs>
-EXACTREF_TARGET_CLONES lane_sums window_bf16(const std::uint16_t* x, std::size_t n, int top) noexcept {
-    return window_sum_narrow<std::uint16_t, 8, window_for(8), Abs>(x, n, top);
-}
-
-template <class Bits, bool Abs>
-lane_sums window_dispatch(const format_info& f, const Bits* x, std::size_t n, int top) noexcept {
-    if constexpr (sizeof(Bits) == 8) {
-        return window_f64<Abs>(x, n, top);
-    } else if constexpr (sizeof(Bits) == 4) {
-        return window_f32<Abs>(x, n, top);
+// Step F3 for V/8 terms b, one per 64-bit lane. offset = W - top: a term's shift is f + offset (f' + offset with
+// a subnormal window).
+template <class L, pass K, bool SubnormalWindow, std::size_t V>
+EXACTREF_INLINE_KERNEL void window_terms(typename simd<V>::u64 b, std::int64_t offset, lane_vectors<V>& a) noexcept {
+    using u64 = typename simd<V>::u64;
+    using i64 = typename simd<V>::i64;
+    const u64 zero{};
+    const u64 field = (b >> L::frac_bits) & L::field_mask;
+    u64 m, low, high;
+    // A term is in the window when its shift lies in [0, W]: a shift above W belongs to a window above (already
+    // summed), a negative one (read as a huge unsigned number) to the terms below. `count` is the shift made a
+    // defined shift count; `in` decides.
+    u64 shift;
+    if constexpr (SubnormalWindow) {
+        // shift = f' + offset >= 1 + W - top >= 0: nothing lies below.
+        const i64 normal = field != 0;
+        m = (b & L::frac_mask) | (normal ? zero + L::hidden_bit : zero);
+        shift = (normal ? field : zero + 1) + static_cast<std::uint64_t>(offset);
     } else {
-        return f.id == dtype::float16 ? window_f16<Abs>(x, n, top) : window_bf16<Abs>(x, n, top);
+        // shift = f + offset: every zero and subnormal (f = 0) lies below, since top >= W + 2.
+        m = (b & L::frac_mask) | L::hidden_bit;
+        shift = field + static_cast<std::uint64_t>(offset);
+    }
+    const i64 in = shift <= L::window;
+    const u64 count = shift & 63;
+    low = in ? (m & L::low_mask) << count : zero;
+    high = in ? (m >> L::split) << count : zero;
+    a.total_low += low;
+    if constexpr (L::split > 0) a.total_high += high;
+    if constexpr (K != pass::abs_sum) {
+        const i64 negative = (b & L::sign_bit) != 0;
+        a.neg_low = negative ? a.neg_low + low : a.neg_low;
+        if constexpr (L::split > 0) a.neg_high = negative ? a.neg_high + high : a.neg_high;
     }
 }
 
-template <class Bits>
-block_scan scan_dispatch(const Bits* x, std::size_t n) noexcept {
-    if constexpr (sizeof(Bits) == 8) return scan_block_u64(x, n);
-    else if constexpr (sizeof(Bits) == 4) return scan_block_u32(x, n);
-    else return scan_block_u16(x, n);
+// Step F3 for the V bytes at p.
+template <class L, pass K, bool SubnormalWindow, std::size_t V>
+EXACTREF_INLINE_KERNEL void window_step(const void* p, std::int64_t offset, lane_vectors<V>& a) noexcept {
+    typename simd<V>::u64 words;
+    std::memcpy(&words, p, sizeof words);
+    constexpr int per_word = 64 / L::storage_bits;
+    if constexpr (per_word == 1) {
+        window_terms<L, K, SubnormalWindow, V>(words, offset, a);
+    } else {
+        constexpr std::uint64_t term_mask = (std::uint64_t{1} << L::storage_bits) - 1;
+        for (int k = 0; k < per_word; ++k)
+            window_terms<L, K, SubnormalWindow, V>((words >> (k * L::storage_bits)) & term_mask, offset, a);
+    }
 }
 
-// Adds xs (or |xs|) to acc: Steps F1-F4 per block.
-template <class Bits, bool Abs>
-void add_blocked(superaccumulator& acc, const format_info& f, const Bits* xs, std::size_t n) noexcept {
-    constexpr int storage_bits = 8 * sizeof(Bits);
-    constexpr Bits sign_bit = static_cast<Bits>(Bits{1} << (storage_bits - 1));
-    const int frac_bits = f.precision - 1;
-    const int window = sizeof(Bits) == 8 ? window_binary64 : window_for(f.precision);
-    const int bias = f.emax;
+template <std::size_t V>
+EXACTREF_INLINE_KERNEL std::int64_t horizontal_sum(typename simd<V>::u64 v) noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t j = 0; j < V / 8; ++j) s += v[j];
+    return static_cast<std::int64_t>(s);  // < 2^62 (invariant)
+}
+
+// window_step over one block; the next block (scanned next) is prefetched as this one is summed, so its memory
+// traffic overlaps this block's arithmetic instead of stalling the next scan.
+template <class L, pass K, bool SubnormalWindow, std::size_t V>
+EXACTREF_INLINE_KERNEL lane_sums window_block(const typename L::bits_type* x, std::size_t n, int top,
+                                              const typename L::bits_type* next) noexcept {
+    using Bits = typename L::bits_type;
+    constexpr std::size_t step = V / sizeof(Bits);  // terms per step
+    const std::int64_t offset = L::window - top;
+    lane_vectors<V> a;
+    std::size_t i = 0;
+    for (; i + step <= n; i += step) {
+        __builtin_prefetch(next + i);
+        window_step<L, K, SubnormalWindow, V>(x + i, offset, a);
+    }
+    if (i < n) {  // the last terms, padded with +0.0 (which adds nothing in either kernel)
+        Bits padded[step] = {};
+        std::memcpy(padded, x + i, (n - i) * sizeof(Bits));
+        window_step<L, K, SubnormalWindow, V>(padded, offset, a);
+    }
+    return {horizontal_sum<V>(a.total_high), horizontal_sum<V>(a.total_low), horizontal_sum<V>(a.neg_high),
+            horizontal_sum<V>(a.neg_low)};
+}
+
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL lane_sums window_sum(const typename L::bits_type* x, std::size_t n, int top,
+                                            const typename L::bits_type* next) noexcept {
+    if (has_subnormal_window<L>(top)) return window_block<L, K, true, V>(x, n, top, next);
+    return window_block<L, K, false, V>(x, n, top, next);
+}
+
+// ---- Steps F1-F4 ----------------------------------------------------------------------------------------------------
+// Where a pass puts its results: Σx into *sum, Σ|x| into *abs_sum (null when the pass does not produce it).
+struct targets {
+    superaccumulator* sum;
+    superaccumulator* abs_sum;
+};
+
+// Adds one term to the targets, term by term (short spans, blocks with Inf/NaN).
+template <class L>
+void add_one(const format_info& f, targets t, typename L::bits_type b) noexcept {
+    if (t.sum) t.sum->add_bits(f, b);
+    if (t.abs_sum) t.abs_sum->add_bits(f, static_cast<typename L::bits_type>(b & L::abs_mask));
+}
+
+// Step F3 for the window of top: lane sums of the terms in it, into the chunks.
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL void add_window(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
+                                       int top, const typename L::bits_type* next) noexcept {
+    const lane_sums sums = window_sum<L, K, V>(x, n, top, next);
+    const int unit = top - f.emax - L::frac_bits - L::window;  // lane units: 2^unit (bias = emax)
+    if (t.sum) {
+        if constexpr (L::split > 0)
+            t.sum->add_lane_sum((sums.total_high - sums.neg_high) - sums.neg_high, unit + L::split);
+        t.sum->add_lane_sum((sums.total_low - sums.neg_low) - sums.neg_low, unit);
+    }
+    if (t.abs_sum) {
+        if constexpr (L::split > 0) t.abs_sum->add_lane_sum(sums.total_high, unit + L::split);
+        t.abs_sum->add_lane_sum(sums.total_low, unit);
+    }
+}
+
+// Step F4, scalar: adds one by one every non-zero term with magnitude bits below `floor`.
+template <class L>
+void add_below_one_by_one(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
+                          typename L::bits_type floor) noexcept {
+    using Bits = typename L::bits_type;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto a = static_cast<Bits>(x[i] & L::abs_mask);
+        if (a == 0 || a >= floor) continue;
+        const decoded d = decode_bits(f, x[i]);
+        if (t.sum) t.sum->add_scaled(d.negative, d.significand, d.exponent);
+        if (t.abs_sum) t.abs_sum->add_scaled(false, d.significand, d.exponent);
+    }
+}
+
+// A term added one by one (add_scaled) costs about as much as scalar_cost terms passing through a window and a
+// census (docs/performance.md); Step F4 takes another window only while enough terms remain to repay it.
+constexpr std::size_t scalar_cost = 16;
+
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const typename L::bits_type* xs,
+                                        std::size_t n) noexcept {
+    using Bits = typename L::bits_type;
     for (std::size_t start = 0; start < n; start += block_size) {
         const std::size_t len = std::min(block_size, n - start);
         const Bits* x = xs + start;
         // Step F1
-        const block_scan scan = scan_dispatch<Bits>(x, len);
-        const auto top_field = static_cast<int>(scan.max_abs >> frac_bits);
+        const block_scan s = scan_block<L>(x, len);
+        const auto top_field = static_cast<int>(s.max_abs >> L::frac_bits);
         // Step F2
-        if (top_field == static_cast<int>(f.special_exponent_field())) {
-            for (std::size_t i = 0; i < len; ++i) acc.add_bits(f, Abs ? (x[i] & ~sign_bit) : x[i]);
+        if (top_field == static_cast<int>(L::field_mask)) {
+            for (std::size_t i = 0; i < len; ++i) add_one<L>(f, t, x[i]);
             continue;
         }
-        if (scan.max_abs == 0) {  // zeros only
-            const bool some_positive = Abs || (scan.and_bits & sign_bit) == 0;
-            const bool some_negative = !Abs && (scan.or_bits & sign_bit) != 0;
-            acc.note_terms(len, some_positive, some_negative);
+        if (s.max_abs == 0) {  // zeros only: which signs of zero were seen
+            bool some_positive = false, some_negative = false;
+            for (std::size_t i = 0; i < len; ++i) (x[i] != 0 ? some_negative : some_positive) = true;
+            if (t.sum) t.sum->note_terms(len, some_positive, some_negative);
+            if (t.abs_sum) t.abs_sum->note_terms(len, true, false);
             continue;
         }
-        acc.note_terms(len, true, true);
-        // Step F3
-        const int top = std::max(top_field, 1);
-        const lane_sums sums = window_dispatch<Bits, Abs>(f, x, len, top);
-        // Step F4
-        const int unit = top - bias - frac_bits - window;
-        if constexpr (sizeof(Bits) == 8) acc.add_lane_sum(sums.high, unit + 26);
-        acc.add_lane_sum(sums.low, unit);
-        if (sums.flagged) {
-            for (std::size_t i = 0; i < len; ++i) {
-                const decoded d = decode_bits(f, x[i]);
-                const int f1 = static_cast<int>((x[i] >> frac_bits) & f.special_exponent_field());
-                if (top - std::max(f1, 1) > window && d.significand != 0)
-                    acc.add_scaled(Abs ? false : d.negative, d.significand, d.exponent);
+        if (t.sum) t.sum->note_terms(len, true, true);
+        if (t.abs_sum) t.abs_sum->note_terms(len, true, true);
+        // Step F3: the window below the largest term (prefetching the next block, or this one again at the end).
+        int top = std::max(top_field, 1);
+        add_window<L, K, V>(f, t, x, len, top, n - start > len ? x + len : x);
+        // Step F4: windows further down while each repays its pass, then the rest one by one.
+        Bits floor = window_floor<L>(top);
+        if (s.min_nonzero_abs >= floor) continue;  // nothing below the window
+        below_scan below = scan_below<L>(x, len, floor);
+        while (below.count > 0) {
+            if (below.count * scalar_cost < len) {
+                add_below_one_by_one<L>(f, t, x, len, floor);
+                break;
             }
+            top = std::max(static_cast<int>(below.max_abs >> L::frac_bits), 1);
+            add_window<L, K, V>(f, t, x, len, top, x);
+            const Bits lower = window_floor<L>(top);
+            const below_scan rest = lower == 0 ? below_scan{} : scan_below<L>(x, len, lower);
+            if (rest.count > 0 && (below.count - rest.count) * scalar_cost < len) {  // that window caught few
+                add_below_one_by_one<L>(f, t, x, len, lower);
+                break;
+            }
+            below = rest;
+            floor = lower;
         }
     }
+}
+
+// ---- One version per instruction set, and the run-time choice ------------------------------------------------------
+#ifdef EXACTREF_X86_DISPATCH
+template <class L, pass K>
+EXACTREF_TARGET_AVX512 void add_blocked_avx512(const format_info& f, targets t, const typename L::bits_type* xs,
+                                               std::size_t n) noexcept {
+    add_blocked<L, K, 64>(f, t, xs, n);
+}
+template <class L, pass K>
+EXACTREF_TARGET_AVX2 void add_blocked_avx2(const format_info& f, targets t, const typename L::bits_type* xs,
+                                           std::size_t n) noexcept {
+    add_blocked<L, K, 32>(f, t, xs, n);
+}
+#endif
+template <class L, pass K>
+void add_blocked_base(const format_info& f, targets t, const typename L::bits_type* xs, std::size_t n) noexcept {
+    add_blocked<L, K, 8>(f, t, xs, n);
+}
+
+template <class L, pass K>
+void add_blocked_dispatch(const format_info& f, targets t, const typename L::bits_type* xs, std::size_t n) noexcept {
+#ifdef EXACTREF_X86_DISPATCH
+    switch (host_simd_level()) {
+        case simd_level::avx512: return add_blocked_avx512<L, K>(f, t, xs, n);
+        case simd_level::avx2: return add_blocked_avx2<L, K>(f, t, xs, n);
+        case simd_level::base: break;
+    }
+#endif
+    add_blocked_base<L, K>(f, t, xs, n);
 }
 
 // Short spans: the term-by-term path is cheaper than a block scan.
 constexpr std::size_t fast_path_threshold = 64;
 
-template <class T, bool Abs>
-void add_span(superaccumulator& acc, std::span<const T> xs) noexcept {
+template <class T>
+struct layout_of;
+template <> struct layout_of<double> { using type = binary64_layout; };
+template <> struct layout_of<float> { using type = binary32_layout; };
+template <> struct layout_of<float16> { using type = binary16_layout; };
+template <> struct layout_of<bfloat16> { using type = bfloat16_layout; };
+
+template <class T, pass K>
+void add_span(targets t, std::span<const T> xs) noexcept {
     using tr = format_traits<T>;
-    using Bits = typename tr::bits_type;
-    static_assert(sizeof(T) == sizeof(Bits));
+    using L = typename layout_of<T>::type;
+    using Bits = typename L::bits_type;
+    static_assert(sizeof(T) == sizeof(Bits) && std::is_same_v<Bits, typename tr::bits_type>);
+    static_assert(L::frac_bits == tr::info.precision - 1 && L::field_mask == tr::info.special_exponent_field());
     const Bits* bits = reinterpret_cast<const Bits*>(xs.data());  // T is a trivially copyable IEEE storage type
     if (xs.size() < fast_path_threshold) {
-        constexpr Bits sign_bit = static_cast<Bits>(Bits{1} << (8 * sizeof(Bits) - 1));
-        for (std::size_t i = 0; i < xs.size(); ++i) acc.add_bits(tr::info, Abs ? (bits[i] & ~sign_bit) : bits[i]);
+        for (std::size_t i = 0; i < xs.size(); ++i) add_one<L>(tr::info, t, bits[i]);
         return;
     }
-    add_blocked<Bits, Abs>(acc, tr::info, bits, xs.size());
+    add_blocked_dispatch<L, K>(tr::info, t, bits, xs.size());
 }
 
 }  // namespace
 
-void superaccumulator::add(std::span<const double> xs) noexcept { add_span<double, false>(*this, xs); }
-void superaccumulator::add(std::span<const float> xs) noexcept { add_span<float, false>(*this, xs); }
-void superaccumulator::add(std::span<const float16> xs) noexcept { add_span<float16, false>(*this, xs); }
-void superaccumulator::add(std::span<const bfloat16> xs) noexcept { add_span<bfloat16, false>(*this, xs); }
-void superaccumulator::add_abs(std::span<const double> xs) noexcept { add_span<double, true>(*this, xs); }
-void superaccumulator::add_abs(std::span<const float> xs) noexcept { add_span<float, true>(*this, xs); }
-void superaccumulator::add_abs(std::span<const float16> xs) noexcept { add_span<float16, true>(*this, xs); }
-void superaccumulator::add_abs(std::span<const bfloat16> xs) noexcept { add_span<bfloat16, true>(*this, xs); }
+void superaccumulator::add(std::span<const double> xs) noexcept { add_span<double, pass::sum>({this, nullptr}, xs); }
+void superaccumulator::add(std::span<const float> xs) noexcept { add_span<float, pass::sum>({this, nullptr}, xs); }
+void superaccumulator::add(std::span<const float16> xs) noexcept { add_span<float16, pass::sum>({this, nullptr}, xs); }
+void superaccumulator::add(std::span<const bfloat16> xs) noexcept {
+    add_span<bfloat16, pass::sum>({this, nullptr}, xs);
+}
+void superaccumulator::add_abs(std::span<const double> xs) noexcept {
+    add_span<double, pass::abs_sum>({nullptr, this}, xs);
+}
+void superaccumulator::add_abs(std::span<const float> xs) noexcept {
+    add_span<float, pass::abs_sum>({nullptr, this}, xs);
+}
+void superaccumulator::add_abs(std::span<const float16> xs) noexcept {
+    add_span<float16, pass::abs_sum>({nullptr, this}, xs);
+}
+void superaccumulator::add_abs(std::span<const bfloat16> xs) noexcept {
+    add_span<bfloat16, pass::abs_sum>({nullptr, this}, xs);
+}
+
+void add_sum_and_abs(std::span<const double> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
+    add_span<double, pass::both>({&sum, &abs_sum}, xs);
+}
+void add_sum_and_abs(std::span<const float> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
+    add_span<float, pass::both>({&sum, &abs_sum}, xs);
+}
+void add_sum_and_abs(std::span<const float16> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
+    add_span<float16, pass::both>({&sum, &abs_sum}, xs);
+}
+void add_sum_and_abs(std::span<const bfloat16> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
+    add_span<bfloat16, pass::both>({&sum, &abs_sum}, xs);
+}
 
 }  // namespace exactref

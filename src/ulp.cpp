@@ -1,8 +1,6 @@
 // ulp_distance and ulp_error: exact integer arithmetic on encodings and on the exact reference.
 #include "exactref/ulp.h"
 
-#include <mpfr.h>
-
 #include <bit>
 #include <limits>
 #include <stdexcept>
@@ -48,12 +46,7 @@ double ulp_error_bits(const format_info& f, std::uint64_t result_bits, const ref
     mpq_class err = value_to_mpq(f, result_bits) - to_mpq(ref.sum);
     if (ulp_exponent >= 0) mpq_div_2exp(err.get_mpq_t(), err.get_mpq_t(), static_cast<mp_bitcnt_t>(ulp_exponent));
     else mpq_mul_2exp(err.get_mpq_t(), err.get_mpq_t(), static_cast<mp_bitcnt_t>(-ulp_exponent));
-    mpfr_t t;
-    mpfr_init2(t, 53);
-    mpfr_set_q(t, err.get_mpq_t(), MPFR_RNDN);
-    const double out = mpfr_get_d(t, MPFR_RNDN);
-    mpfr_clear(t);
-    return out;
+    return to_double(err, rounding::to_nearest_even);
 }
 
 }  // namespace exactref

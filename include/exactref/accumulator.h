@@ -11,7 +11,8 @@
 //   (or +0.0), which decides the sign of an exact zero (IEEE 754-2019 §6.3).
 //
 // Long inputs take a blocked fast path (add(std::span)): per block, the largest exponent fixes a window of W binades
-// whose significands are shifted into int64 lane sums with integer SIMD; terms below the window go one by one.
+// whose significands are shifted into int64 lane sums with integer SIMD; terms below it go to further windows or,
+// when few, one by one (docs/algorithms/superaccumulator.md, "Fast path").
 // The result is the same exact value; only the speed differs.
 //
 // Nothing here uses floating-point arithmetic: values are decoded with std::bit_cast, so results are identical under
@@ -174,6 +175,17 @@ private:
     bool non_negative_zero_seen_ = false;
     bool non_positive_zero_seen_ = false;
 };
+
+/// Adds every element of xs to `sum` and its magnitude to `abs_sum` in one pass over the data: the exact Σ x_i and
+/// Σ |x_i| that a reference (reference.h) holds. Same result as sum.add(xs) followed by abs_sum.add_abs(xs), bit for
+/// bit, in about the time of one of them (docs/performance.md). O(1) extra memory, no allocation. Special values: a
+/// NaN reaches both; ±Inf reaches `sum` with its sign and `abs_sum` as +Inf; zeros count as terms in both.
+///   exactref::superaccumulator s, a;
+///   exactref::add_sum_and_abs(std::span<const double>(xs), s, a);   // xs = [1.5, -2.0]: s -> -0.5, a -> 3.5
+void add_sum_and_abs(std::span<const double> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept;
+void add_sum_and_abs(std::span<const float> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept;
+void add_sum_and_abs(std::span<const float16> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept;
+void add_sum_and_abs(std::span<const bfloat16> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept;
 
 /// The exact sum of xs (convenience): superaccumulator with add(xs).
 template <floating_format T>

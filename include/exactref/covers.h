@@ -50,6 +50,16 @@ using Verdict = verdict;
 verdict covers_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
                     const standard& model);
 
+/// The decision and its numbers without the verdict's strings: for many results (a tenth of covers_bits' cost).
+struct decision {
+    bool covered = false;
+    double error = 0;  // as verdict::error
+    double ratio = 0;  // as verdict::ratio
+    double ulps = 0;   // as verdict::ulps
+};
+decision decide_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
+                     const standard& model);
+
 template <floating_format T>
 verdict covers(T result, const reference& ref, const standard& model) {
     return covers_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref, model);

@@ -6,6 +6,8 @@
 #include "exactref/covers.h"
 #include "exactref/format.h"
 #include "exactref/io.h"
+#include "exactref/orders.h"
 #include "exactref/reference.h"
 #include "exactref/standard.h"
+#include "exactref/tree.h"
 #include "exactref/ulp.h"

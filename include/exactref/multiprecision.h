@@ -6,6 +6,8 @@
 #include <gmpxx.h>
 #include <mpfr.h>
 
+#include <algorithm>
+#include <bit>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cstdint>
 #include <stdexcept>
@@ -54,6 +56,35 @@ inline mpq_class value_to_mpq(const format_info& f, std::uint64_t bits) {
         if (d.significand >> 32) x.magnitude.push_back(static_cast<std::uint32_t>(d.significand >> 32));
     }
     return to_mpq(x);
+}
+
+/// A rational correctly rounded to binary64 in `mode`, with integer operations only (no FP environment
+/// dependence: FTZ/DAZ cannot flush a subnormal result). Overflow follows IEEE 754-2019 §7.4.
+inline double to_double(const mpq_class& q, rounding mode = rounding::to_nearest_even) {
+    if (sgn(q) == 0) return 0.0;
+    const bool negative = sgn(q) < 0;
+    mpz_class a = abs(q.get_num());
+    mpz_class b = q.get_den();
+    // Scale so that the quotient has 64 or 65 bits: k = 64 + len(b) - len(a).
+    const long k = 64 + static_cast<long>(mpz_sizeinbase(b.get_mpz_t(), 2)) -
+                   static_cast<long>(mpz_sizeinbase(a.get_mpz_t(), 2));
+    if (k >= 0) mpz_mul_2exp(a.get_mpz_t(), a.get_mpz_t(), static_cast<mp_bitcnt_t>(k));
+    else mpz_mul_2exp(b.get_mpz_t(), b.get_mpz_t(), static_cast<mp_bitcnt_t>(-k));
+    mpz_class quotient, remainder;
+    mpz_tdiv_qr(quotient.get_mpz_t(), remainder.get_mpz_t(), a.get_mpz_t(), b.get_mpz_t());
+    bool sticky = remainder != 0;
+    long exponent = -k;
+    if (mpz_sizeinbase(quotient.get_mpz_t(), 2) > 64) {
+        sticky = sticky || mpz_odd_p(quotient.get_mpz_t());
+        mpz_tdiv_q_2exp(quotient.get_mpz_t(), quotient.get_mpz_t(), 1);
+        ++exponent;
+    }
+    std::uint64_t m = 0;
+    mpz_export(&m, nullptr, -1, sizeof(m), 0, 0, quotient.get_mpz_t());
+    // Far outside binary64's range, clamp the exponent: the result is then 0/max/Inf whatever the exact value.
+    exponent = std::max(-2000L, std::min(2000L, exponent));
+    return std::bit_cast<double>(
+        detail::encode(binary64_info, negative, m, static_cast<int>(exponent), sticky, mode));
 }
 
 /// Sets `out` (already initialised, any precision) to the accumulator's value rounded once in `rnd`, with the

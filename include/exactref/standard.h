@@ -11,7 +11,8 @@
 //   tree(h)           γ_h·S, γ_k = k·u/(1-k·u)                            Higham, ASNA 2nd ed., §4.2
 //   split_k(s)        K terms in s chunks of k = ceil(K/s):               per-leaf depth form of Higham §4.2
 //                     γ_{k+s-2}·S (any-order combine), γ_{k-1+ceil(log2 s)}·S (pairwise combine)
-//   mixed(acc, out)   (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S)         composition of the rows above
+//   mixed(acc, out)   (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S) + η_out composition of the rows above;
+//                     η_out = 2^(emin-p) of out (a final rounding into the subnormals, Higham (2.8))
 //   directed(base)    base with u replaced by 2u (any rounding mode, truncation)   Lange–Rump (2017)
 //
 // For dot products (dot.h) n·u·T replaces (n-1)·u·S, T = Σ|x_i·y_i| (Higham (3.5); Jeannerod–Rump SIMAX 34 (2013)).

@@ -1,0 +1,132 @@
+// bench_gemm — the exact GEMM reference against Eigen's binary64 GEMM on the same threads (issue 4, "Performance":
+// target <= 8x Eigen's binary64 GEMM at 1024^3 for float32 inputs; measured ratios in docs/performance.md).
+//
+// Square N x N x N products, N = 256, 512, 1024, inputs N(0, 1) rounded to T (mt19937_64, fixed seeds), T = float32
+// and float64, 1 and 2 threads, side by side:
+//   eigen64/<T>/N/threads    C = A·B with Eigen::MatrixXd (the inputs converted to binary64): the baseline, on
+//                            Eigen::setNbThreads(threads) OpenMP threads (the library links OpenMP, so does this).
+//   exact/<T>/N/threads      exactref::exact_matmul with the sliced (Ozaki) method: exact s and T of every element in
+//                            compact form. Counter "gemms" = slice GEMMs (for s and T together).
+//   array/<T>/N/threads      exactref::matmul: the same, then one reference (two superaccumulators, ~2.3 KB) per
+//                            element, N <= 512 (1024^2 references need 2.4 GB).
+//   per_element/<T>/N/threads  the per-element path (one exact dot per element) to a reference_array, N <= 512.
+// Both sides are compiled with the same flags (whatever CMAKE_CXX_FLAGS says; -march=native speeds up both). "CPU" is
+// the process CPU time (all threads): on a shared machine compare that, wall time only on an idle one.
+#include <benchmark/benchmark.h>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "exactref/gemm.h"
+
+namespace {
+
+template <class T>
+const std::vector<T>& input(std::size_t n, int which) {
+    static std::map<std::pair<std::size_t, int>, std::vector<T>> cache;
+    auto [it, fresh] = cache.try_emplace({n, which});
+    if (fresh) {
+        std::mt19937_64 gen(20240604u + n + 104729u * static_cast<unsigned>(which));
+        std::normal_distribution<double> gauss(0.0, 1.0);
+        it->second.reserve(n * n);
+        for (std::size_t i = 0; i < n * n; ++i) it->second.push_back(static_cast<T>(gauss(gen)));
+    }
+    return it->second;
+}
+
+// C = A·B in binary64 with Eigen on `threads` threads (Eigen parallelises its GEMM with OpenMP).
+void eigen_gemm(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::MatrixXd& c, unsigned threads) {
+    Eigen::setNbThreads(static_cast<int>(threads));
+    c.noalias() = a * b;
+}
+
+template <class T>
+void bm_eigen64(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const auto threads = static_cast<unsigned>(state.range(1));
+    const auto& av = input<T>(n, 0);
+    const auto& bv = input<T>(n, 1);
+    Eigen::MatrixXd a(n, n), b(n, n), c(n, n);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = static_cast<double>(av[i * n + j]);
+            b(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = static_cast<double>(bv[i * n + j]);
+        }
+    for (auto _ : state) {
+        eigen_gemm(a, b, c, threads);
+        benchmark::DoNotOptimize(c.data());
+        benchmark::ClobberMemory();
+    }
+    Eigen::setNbThreads(0);  // back to OpenMP's default, so that the library's own thread count applies later
+    state.counters["flops"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n),
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class T>
+void bm_exact(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const exactref::matmul_options options{exactref::matmul_method::sliced, static_cast<unsigned>(state.range(1)), 0};
+    const auto a = exactref::row_major<T>(input<T>(n, 0), n, n);
+    const auto b = exactref::row_major<T>(input<T>(n, 1), n, n);
+    int gemms = 0;
+    for (auto _ : state) {
+        exactref::product_reference p = exactref::exact_matmul(a, b, options);
+        gemms = 2 * p.plan().slices_a * p.plan().slices_b;
+        benchmark::DoNotOptimize(p);
+    }
+    state.counters["gemms"] = gemms;
+}
+
+template <class T>
+void bm_array(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const exactref::matmul_options options{exactref::matmul_method::automatic, static_cast<unsigned>(state.range(1)), 0};
+    const auto a = exactref::row_major<T>(input<T>(n, 0), n, n);
+    const auto b = exactref::row_major<T>(input<T>(n, 1), n, n);
+    for (auto _ : state) {
+        exactref::reference_array r = exactref::matmul(a, b, options);
+        benchmark::DoNotOptimize(r.elements.data());
+    }
+}
+
+template <class T>
+void bm_per_element(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const exactref::matmul_options options{exactref::matmul_method::per_element,
+                                           static_cast<unsigned>(state.range(1)), 0};
+    const auto a = exactref::row_major<T>(input<T>(n, 0), n, n);
+    const auto b = exactref::row_major<T>(input<T>(n, 1), n, n);
+    for (auto _ : state) {
+        exactref::reference_array r = exactref::matmul(a, b, options);
+        benchmark::DoNotOptimize(r.elements.data());
+    }
+}
+
+void all_sizes(benchmark::internal::Benchmark* b) {
+    for (long threads : {1, 2})
+        for (long n : {256, 512, 1024}) b->Args({n, threads});
+    b->ArgNames({"N", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+}
+void small_sizes(benchmark::internal::Benchmark* b) {
+    for (long threads : {1, 2})
+        for (long n : {256, 512}) b->Args({n, threads});
+    b->ArgNames({"N", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Iterations(1);
+}
+
+BENCHMARK(bm_eigen64<float>)->Name("eigen64/float32")->Apply(all_sizes);
+BENCHMARK(bm_exact<float>)->Name("exact/float32")->Apply(all_sizes);
+BENCHMARK(bm_eigen64<double>)->Name("eigen64/float64")->Apply(all_sizes);
+BENCHMARK(bm_exact<double>)->Name("exact/float64")->Apply(all_sizes);
+BENCHMARK(bm_array<float>)->Name("array/float32")->Apply(small_sizes);
+BENCHMARK(bm_array<double>)->Name("array/float64")->Apply(small_sizes);
+BENCHMARK(bm_per_element<float>)->Name("per_element/float32")->Apply(small_sizes);
+BENCHMARK(bm_per_element<double>)->Name("per_element/float64")->Apply(small_sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,535 @@
+// exactref/cuda/exact_steps.cuh — the exact device sum and dot product: per-lane steps shared by the kernel
+// (src/cuda/exact_kernels.h) and the host block emulator (emulator.cuh), and the state they leave in the caller's
+// work buffer, which exact_result.cuh turns into an exactref::reference.
+//
+// Algorithm (docs/cuda.md, "Exact device sum"): the superaccumulator of accumulator.h — value = Σ_k chunk[k]·2^(-2176
+// + 32k), k = 0..135 — held once per block in shared memory and once in global memory, with integer atomics.
+// Integer addition is associative and commutative, so the order in which threads, warps and blocks add does not
+// matter: the result is exact and the same on every run and every launch shape.
+//
+//   Step E1  each lane loads exact_elements_per_lane elements of a warp's slice (lane + 32 j: coalesced) and turns
+//            them into terms: the element itself (sum), or the exact product split into binary64 terms (dot:
+//            narrow formats p = x·y exactly in binary64; binary64 p = fl(x·y) and e = fma(x, y, -p), exact for both
+//            operands normal with -918 <= E_x + E_y <= 1021; any other finite product is added directly as a
+//            128-bit integer: add_wide). NaN, ±Inf and zeros only update the lane's special state.
+//   Step E2  window rounds, while some lane holds a pending term: top = the warp's largest exponent field of pending
+//            terms (__reduce_max_sync); each lane adds every pending term within W binades of top to int64 lane
+//            sums, m·2^(W - (top - f)) (binary64 significands split 27 + 26 bits, one lane sum each, as in
+//            src/sum_kernels.cpp), for s (signed) and S (absolute); the warp adds its lanes' sums (shuffles) and lane
+//            0 adds them to the block's chunks (three 32-bit pieces each, shared-memory atomics). Terms further below
+//            wait for a later round, so every term is added exactly; data spanning few binades takes one round.
+//   Step E3  block end: one thread makes the block's chunks canonical (carry pass: chunks 0..134 in [0, 2^32)), then
+//            the block adds them to the global chunks (global atomics), and its special state (atomicAdd / Or / Min).
+//
+// Headroom (why no int64 ever overflows):
+//   lanes   a term adds < 2^(q + W) to a lane sum (q = bits per lane: 27 for binary64, else p), a warp round adds at
+//           most 32·N terms (N terms per lane), and W = 62 - ceil(log2(32·N)) - q keeps every partial sum of lanes
+//           and of the warp inside (-2^62, 2^62).
+//   shared  every atomic adds a piece of magnitude < 2^32, and a chunk gets at most 2 pieces per round per array; a
+//           round consumes at least one term, so a block of E elements (<= 2 terms each) adds fewer than 4·E·2^32 <
+//           2^62 to a chunk for E <= tuning::exact_max_elements_per_block = 2^28.
+//   global  each block adds canonical chunks (< 2^32, the top one a small signed carry), and grids have < 2^31 blocks.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "exactref/cuda/config.cuh"
+#include "exactref/format.h"
+
+#if !defined(__CUDA_ARCH__)
+#include <cmath>  // std::fma (the host side of Step E1)
+#endif
+
+namespace exactref::cuda::detail {
+
+// ---- the chunk layout (the superaccumulator's: accumulator.h; exact_result.cuh checks the constants agree) ----------
+
+inline constexpr int exact_chunk_bits = 32;
+inline constexpr int exact_chunk_count = 136;
+inline constexpr int exact_lsb_exponent = -2176;
+
+/// The state an exact sum or dot leaves in the caller's work buffer (device memory, zeroed by the init kernel).
+/// Chunks hold two's complement int64 values in unsigned 64-bit words (what atomicAdd takes).
+struct exact_state {
+    unsigned long long sum_chunks[exact_chunk_count];  // s = Σ t_i
+    unsigned long long abs_chunks[exact_chunk_count];  // S = Σ |t_i|
+    unsigned long long positive_inf;                   // +Inf terms
+    unsigned long long negative_inf;                   // -Inf terms
+    unsigned int nan_seen;                             // a NaN term (also Inf·0 in a dot product)
+    unsigned int not_negative_zero;                    // a term that is not -0.0
+    unsigned int not_positive_zero;                    // a term that is not +0.0
+    unsigned int nonzero;                              // a term that is not ±0.0 (specials included)
+    int min_product_exponent;                          // dot: floor(log2 |x·y|) of the smallest non-zero finite product
+    unsigned int term_format;                          // exactref::dtype of the elements
+    unsigned long long count;                          // n: terms (sum) or products (dot)
+    unsigned int is_dot;
+    unsigned int reserved;
+};
+static_assert(sizeof(exact_state) % 8 == 0);
+
+/// The state before any term: zero chunks, no special, no product (written by the init kernel).
+EXACTREF_HD_INLINE void init_state_field(exact_state& st, unsigned i, std::uint64_t n, unsigned term_format,
+                                         bool is_dot) noexcept {
+    // i indexes the 2 * exact_chunk_count chunks, then one more step for the scalars
+    if (i < exact_chunk_count) st.sum_chunks[i] = 0;
+    else if (i < 2 * exact_chunk_count) st.abs_chunks[i - exact_chunk_count] = 0;
+    else if (i == 2 * exact_chunk_count) {
+        st.positive_inf = st.negative_inf = 0;
+        st.nan_seen = st.not_negative_zero = st.not_positive_zero = st.nonzero = 0;
+        st.min_product_exponent = INT_MAX;
+        st.term_format = term_format;
+        st.count = n;
+        st.is_dot = is_dot ? 1u : 0u;
+        st.reserved = 0;
+    }
+}
+inline constexpr unsigned init_state_steps = 2 * exact_chunk_count + 1;
+
+/// A block's chunks, in shared memory.
+struct block_chunks {
+    unsigned long long sum[exact_chunk_count];
+    unsigned long long abs[exact_chunk_count];
+};
+
+/// One lane's special-value bookkeeping, carried across a block's warp iterations.
+struct lane_special {
+    unsigned long long positive_inf = 0;
+    unsigned long long negative_inf = 0;
+    bool nan_seen = false;
+    bool not_negative_zero = false;
+    bool not_positive_zero = false;
+    bool nonzero = false;
+    int min_product_exponent = INT_MAX;
+};
+
+/// The union of two lanes' special state (warp and block reductions; every field is a sum, an or, or a min).
+EXACTREF_HD_INLINE lane_special combine_special(const lane_special& a, const lane_special& b) noexcept {
+    lane_special r;
+    r.positive_inf = a.positive_inf + b.positive_inf;
+    r.negative_inf = a.negative_inf + b.negative_inf;
+    r.nan_seen = a.nan_seen || b.nan_seen;
+    r.not_negative_zero = a.not_negative_zero || b.not_negative_zero;
+    r.not_positive_zero = a.not_positive_zero || b.not_positive_zero;
+    r.nonzero = a.nonzero || b.nonzero;
+    r.min_product_exponent = a.min_product_exponent < b.min_product_exponent ? a.min_product_exponent
+                                                                             : b.min_product_exponent;
+    return r;
+}
+
+/// Adds a warp's (or block's) special state to the global state (Step E3): atomics on the device.
+EXACTREF_HD_INLINE void publish_special(exact_state& st, const lane_special& sp) noexcept {
+#if defined(__CUDA_ARCH__)
+    if (sp.positive_inf != 0) atomicAdd(&st.positive_inf, sp.positive_inf);
+    if (sp.negative_inf != 0) atomicAdd(&st.negative_inf, sp.negative_inf);
+    if (sp.nan_seen) atomicOr(&st.nan_seen, 1u);
+    if (sp.not_negative_zero) atomicOr(&st.not_negative_zero, 1u);
+    if (sp.not_positive_zero) atomicOr(&st.not_positive_zero, 1u);
+    if (sp.nonzero) atomicOr(&st.nonzero, 1u);
+    if (sp.min_product_exponent != INT_MAX) atomicMin(&st.min_product_exponent, sp.min_product_exponent);
+#else
+    st.positive_inf += sp.positive_inf;
+    st.negative_inf += sp.negative_inf;
+    st.nan_seen |= sp.nan_seen ? 1u : 0u;
+    st.not_negative_zero |= sp.not_negative_zero ? 1u : 0u;
+    st.not_positive_zero |= sp.not_positive_zero ? 1u : 0u;
+    st.nonzero |= sp.nonzero ? 1u : 0u;
+    if (sp.min_product_exponent < st.min_product_exponent) st.min_product_exponent = sp.min_product_exponent;
+#endif
+}
+
+// ---- integer helpers on both sides -----------------------------------------------------------------------------------
+
+/// Adds delta (two's complement) to a chunk: an atomic on the device, a plain addition in the emulator, which runs one
+/// thread at a time.
+EXACTREF_HD_INLINE void chunk_add(unsigned long long* chunk, std::uint64_t delta) noexcept {
+#if defined(__CUDA_ARCH__)
+    atomicAdd(chunk, static_cast<unsigned long long>(delta));
+#else
+    *chunk += delta;
+#endif
+}
+
+/// The high 64 bits of the 128-bit product a·b.
+EXACTREF_HD_INLINE std::uint64_t mul_high(std::uint64_t a, std::uint64_t b) noexcept {
+#if defined(__CUDA_ARCH__)
+    return __umul64hi(a, b);
+#else
+    __extension__ typedef unsigned __int128 u128;
+    return static_cast<std::uint64_t>((static_cast<u128>(a) * b) >> 64);
+#endif
+}
+
+/// Adds (negative ? -1 : 1)·(hi·2^64 + lo)·2^e to chunks: the 128-bit magnitude is shifted to its chunk boundary and
+/// added as five 32-bit pieces (each < 2^32). Precondition: e >= exact_lsb_exponent, the value below 2^2144.
+EXACTREF_HD_INLINE void add_wide(unsigned long long* chunks, bool negative, std::uint64_t lo, std::uint64_t hi,
+                                 int e) noexcept {
+    const int pos = e - exact_lsb_exponent;
+    const int k = pos >> 5;
+    const int sh = pos & 31;
+    // the 160-bit value (hi:lo) << sh as 32-bit words w0..w4
+    const std::uint64_t s_lo = lo << sh;
+    const std::uint64_t s_mid = sh == 0 ? hi : (hi << sh) | (lo >> (64 - sh));
+    const std::uint64_t s_top = sh == 0 ? 0 : hi >> (64 - sh);
+    const std::uint64_t words[5] = {s_lo & 0xFFFFFFFFu, s_lo >> 32, s_mid & 0xFFFFFFFFu, s_mid >> 32, s_top};
+    for (int i = 0; i < 5; ++i) {
+        if (words[i] == 0) continue;
+        chunk_add(chunks + k + i, negative ? (~words[i] + 1) : words[i]);
+    }
+}
+
+/// Adds a signed lane sum v·2^e (|v| < 2^63) to chunks: three pieces, as superaccumulator::add_lane_sum does.
+EXACTREF_HD_INLINE void add_lane_sum(unsigned long long* chunks, std::int64_t v, int e) noexcept {
+    if (v == 0) return;
+    const bool negative = v < 0;
+    const std::uint64_t m = negative ? (~static_cast<std::uint64_t>(v) + 1) : static_cast<std::uint64_t>(v);
+    add_wide(chunks, negative, m, 0, e);
+}
+
+/// Carry pass (Step E3, the superaccumulator's Step N1): chunks 0..134 into [0, 2^32), the sign in the top chunk.
+/// Never changes the value.
+EXACTREF_HD_INLINE void normalize_chunks(unsigned long long* chunks) noexcept {
+    for (int k = 0; k + 1 < exact_chunk_count; ++k) {
+        const auto v = static_cast<std::int64_t>(chunks[k]);
+        const std::int64_t carry = v >> 32;  // arithmetic shift: floor(v / 2^32)
+        chunks[k] = static_cast<std::uint64_t>(v) & 0xFFFFFFFFu;
+        chunks[k + 1] += static_cast<std::uint64_t>(carry);
+    }
+}
+
+/// ceil(log2 x) for x >= 1, at compile time.
+constexpr int ceil_log2_int(unsigned long long x) noexcept {
+    int r = 0;
+    while ((1ull << r) < x) ++r;
+    return r;
+}
+
+// ---- term formats and the window lanes (Step E2) --------------------------------------------------------------------
+
+/// Bit layout of the terms a lane holds, and the lane split of Step E2.
+template <class Bits, int P, int ExponentBits>
+struct term_layout {
+    using bits_type = Bits;
+    static constexpr int precision = P;
+    static constexpr int exponent_bits = ExponentBits;
+    static constexpr int frac_bits = P - 1;
+    static constexpr int storage_bits = 8 * sizeof(Bits);
+    static constexpr int bias = (1 << (ExponentBits - 1)) - 1;
+    static constexpr std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
+    static constexpr std::uint64_t field_mask = (std::uint64_t{1} << ExponentBits) - 1;
+    static constexpr std::uint64_t sign_bit = std::uint64_t{1} << (storage_bits - 1);
+    // m = high·2^split + low; split = 0: the low lane holds all of m
+    static constexpr int split = P > 32 ? 26 : 0;
+    static constexpr std::uint64_t low_mask = split == 0 ? ~std::uint64_t{0} : (std::uint64_t{1} << split) - 1;
+    static constexpr int lane_bits = P - split;
+    static_assert(storage_bits == 1 + ExponentBits + frac_bits, "IEEE interchange layout");
+};
+using binary64_terms = term_layout<std::uint64_t, 53, 11>;
+using binary32_terms = term_layout<std::uint32_t, 24, 8>;
+using binary16_terms = term_layout<std::uint16_t, 11, 5>;
+using bfloat16_terms = term_layout<std::uint16_t, 8, 8>;
+
+/// W of Step E2 for N terms per lane (headroom in the file comment).
+template <class L, unsigned N>
+inline constexpr int window_binades = 62 - ceil_log2_int(32ull * N) - L::lane_bits;
+
+/// The terms one lane holds during a warp iteration: raw bits, which are still to be added (pending), and which go
+/// into S with a negative sign (abs_negative: the e of a binary64 product whose sign differs from p's, since
+/// |x·y| = |p| + e·sign(p)).
+template <class L, unsigned N>
+struct lane_terms {
+    static_assert(N <= 32, "pending flags are one 32-bit word");
+    typename L::bits_type bits[N];
+    std::uint32_t pending = 0;
+    std::uint32_t abs_negative = 0;
+};
+
+struct lane_sums {
+    std::int64_t s_hi = 0, s_lo = 0;  // Σ t (signed)
+    std::int64_t a_hi = 0, a_lo = 0;  // Σ |t|
+};
+
+/// The exponent field of a term, subnormals counted as 1 (they share the smallest normal exponent).
+template <class L>
+EXACTREF_HD_INLINE unsigned term_field(std::uint64_t b) noexcept {
+    const auto f = static_cast<unsigned>((b >> L::frac_bits) & L::field_mask);
+    return f == 0 ? 1u : f;
+}
+
+/// The largest field among this lane's pending terms (0 when none): the lane's bid for the round's top.
+template <class L, unsigned N>
+EXACTREF_HD_INLINE unsigned lane_top(const lane_terms<L, N>& t) noexcept {
+    unsigned top = 0;
+    EXACTREF_UNROLL
+    for (unsigned j = 0; j < N; ++j)
+        if ((t.pending >> j) & 1u) {
+            const unsigned f = term_field<L>(t.bits[j]);
+            top = f > top ? f : top;
+        }
+    return top;
+}
+
+/// Step E2 for one lane: adds every pending term within W binades of `top` to the lane sums and clears it.
+template <class L, unsigned N>
+EXACTREF_HD_INLINE lane_sums take_window(lane_terms<L, N>& t, unsigned top) noexcept {
+    constexpr int W = window_binades<L, N>;
+    lane_sums r;
+    EXACTREF_UNROLL
+    for (unsigned j = 0; j < N; ++j) {
+        if (((t.pending >> j) & 1u) == 0) continue;
+        const std::uint64_t b = t.bits[j];
+        const unsigned f = term_field<L>(b);
+        const int d = static_cast<int>(top) - static_cast<int>(f);
+        if (d > W) continue;  // a later round
+        const unsigned shift = static_cast<unsigned>(W - d);
+        const bool normal = ((b >> L::frac_bits) & L::field_mask) != 0;
+        const std::uint64_t m = (b & L::frac_mask) | (normal ? (std::uint64_t{1} << L::frac_bits) : 0);
+        const auto lo = static_cast<std::int64_t>((m & L::low_mask) << shift);
+        const bool negative = (b & L::sign_bit) != 0;
+        const bool abs_negative = ((t.abs_negative >> j) & 1u) != 0;
+        r.s_lo += negative ? -lo : lo;
+        r.a_lo += abs_negative ? -lo : lo;
+        if constexpr (L::split > 0) {
+            const auto hi = static_cast<std::int64_t>((m >> L::split) << shift);
+            r.s_hi += negative ? -hi : hi;
+            r.a_hi += abs_negative ? -hi : hi;
+        }
+        t.pending &= ~(1u << j);
+    }
+    return r;
+}
+
+EXACTREF_HD_INLINE lane_sums operator+(const lane_sums& a, const lane_sums& b) noexcept {
+    return {a.s_hi + b.s_hi, a.s_lo + b.s_lo, a.a_hi + b.a_hi, a.a_lo + b.a_lo};
+}
+
+/// The end of a round (lane 0): the warp's lane sums into the block's chunks, in units of 2^(top - bias - (p-1) - W).
+template <class L, unsigned N>
+EXACTREF_HD_INLINE void flush_round(block_chunks& c, const lane_sums& r, unsigned top) noexcept {
+    constexpr int W = window_binades<L, N>;
+    const int unit = static_cast<int>(top) - L::bias - L::frac_bits - W;
+    add_lane_sum(c.sum, r.s_lo, unit);
+    add_lane_sum(c.abs, r.a_lo, unit);
+    if constexpr (L::split > 0) {
+        add_lane_sum(c.sum, r.s_hi, unit + L::split);
+        add_lane_sum(c.abs, r.a_hi, unit + L::split);
+    }
+}
+
+// ---- Step E1: where the terms come from -----------------------------------------------------------------------------
+
+template <class T>
+struct element_layout;
+template <> struct element_layout<double> { using type = binary64_terms; };
+template <> struct element_layout<float> { using type = binary32_terms; };
+template <> struct element_layout<float16> { using type = binary16_terms; };
+template <> struct element_layout<bfloat16> { using type = bfloat16_terms; };
+
+template <class T>
+EXACTREF_HD_INLINE std::uint64_t element_bits(const T& x) noexcept {
+    if constexpr (std::is_same_v<T, double>) return bits_of(x);
+    else if constexpr (std::is_same_v<T, float>) return bits_of(x);
+    else return x.bits;
+}
+
+/// Classifies one term of a sum (raw bits): specials and zeros update the lane's state; returns true for a finite
+/// non-zero term (to be added). The flags follow superaccumulator::add_bits for s and, for S, the same term with its
+/// sign cleared.
+template <class L>
+EXACTREF_HD_INLINE bool note_sum_term(std::uint64_t b, lane_special& sp) noexcept {
+    const std::uint64_t field = (b >> L::frac_bits) & L::field_mask;
+    const std::uint64_t frac = b & L::frac_mask;
+    const bool negative = (b & L::sign_bit) != 0;
+    if (field == L::field_mask) {
+        if (frac != 0) sp.nan_seen = true;
+        else if (negative) ++sp.negative_inf;
+        else ++sp.positive_inf;
+        sp.not_negative_zero = sp.not_positive_zero = sp.nonzero = true;
+        return false;
+    }
+    if (field == 0 && frac == 0) {
+        (negative ? sp.not_positive_zero : sp.not_negative_zero) = true;
+        return false;
+    }
+    sp.not_negative_zero = sp.not_positive_zero = sp.nonzero = true;
+    return true;
+}
+
+/// Sum: lane `lane` of the warp slice [base, end) takes elements base + lane + 32 j, j < N.
+template <class T, unsigned N>
+struct sum_source {
+    using layout = typename element_layout<T>::type;
+    static constexpr unsigned terms_per_lane = N;
+    const T* x;
+
+    EXACTREF_HD_INLINE void load(lane_terms<layout, N>& t, lane_special& sp, block_chunks&, std::uint64_t base,
+                                 std::uint64_t end, unsigned lane) const noexcept {
+        t.pending = 0;
+        t.abs_negative = 0;
+        EXACTREF_UNROLL
+        for (unsigned j = 0; j < N; ++j) {
+            const std::uint64_t i = base + lane + 32u * j;
+            const std::uint64_t b = i < end ? element_bits(x[i]) : 0;  // +0.0 past the end: not a term (below)
+            t.bits[j] = static_cast<typename layout::bits_type>(b);
+            if (i < end && note_sum_term<layout>(b, sp)) t.pending |= 1u << j;
+        }
+    }
+};
+
+/// binary64 value of a finite value of format (P, ExponentBits), exactly, with integer operations.
+template <int P, int ExponentBits>
+EXACTREF_HD_INLINE std::uint64_t widen_to_binary64_bits(std::uint64_t b) noexcept {
+    using L = term_layout<std::conditional_t<P == 24, std::uint32_t, std::uint16_t>, P, ExponentBits>;
+    const std::uint64_t sign = ((b >> (L::storage_bits - 1)) & 1u) << 63;
+    const std::uint64_t field = (b >> L::frac_bits) & L::field_mask;
+    const std::uint64_t m = (b & L::frac_mask) | (field != 0 ? (std::uint64_t{1} << L::frac_bits) : 0);
+    if (m == 0) return sign;
+    const int e = static_cast<int>(field == 0 ? 1 : field) - L::bias - L::frac_bits;
+    const int lead = 63 - leading_zeros(m);
+    return sign | (static_cast<std::uint64_t>(e + lead + 1023) << 52) | ((m << (52 - lead)) & ((std::uint64_t{1} << 52) - 1));
+}
+
+/// Dot product: lane `lane` takes pairs base + lane + 32 j, j < N, each giving one binary64 term (narrow formats) or
+/// two (binary64: p and e).
+template <class T, unsigned N>
+struct dot_source {
+    using layout = binary64_terms;
+    static constexpr bool wide = std::is_same_v<T, double>;
+    static constexpr unsigned terms_per_lane = wide ? 2 * N : N;
+    using element = typename element_layout<T>::type;
+    const T* x;
+    const T* y;
+
+    /// The special-value rules of superaccumulator::add_product_bits for s and for S (|x|·|y|). Returns true for a
+    /// finite non-zero product.
+    EXACTREF_HD_INLINE static bool note_product(std::uint64_t xb, std::uint64_t yb, lane_special& sp) noexcept {
+        using E = element;
+        const std::uint64_t fx = (xb >> E::frac_bits) & E::field_mask, fy = (yb >> E::frac_bits) & E::field_mask;
+        const bool x_special = fx == E::field_mask, y_special = fy == E::field_mask;
+        const bool x_nan = x_special && (xb & E::frac_mask) != 0, y_nan = y_special && (yb & E::frac_mask) != 0;
+        const bool x_zero = (xb & ~E::sign_bit) == 0, y_zero = (yb & ~E::sign_bit) == 0;
+        const bool negative = ((xb ^ yb) & E::sign_bit) != 0;
+        if (x_nan || y_nan || (x_special && y_zero) || (y_special && x_zero)) {
+            sp.nan_seen = true;
+            sp.not_negative_zero = sp.not_positive_zero = sp.nonzero = true;
+            return false;
+        }
+        if (x_special || y_special) {
+            ++(negative ? sp.negative_inf : sp.positive_inf);
+            sp.not_negative_zero = sp.not_positive_zero = sp.nonzero = true;
+            return false;
+        }
+        if (x_zero || y_zero) {
+            (negative ? sp.not_positive_zero : sp.not_negative_zero) = true;
+            return false;
+        }
+        sp.not_negative_zero = sp.not_positive_zero = sp.nonzero = true;
+        return true;
+    }
+
+    EXACTREF_HD_INLINE void load(lane_terms<layout, terms_per_lane>& t, lane_special& sp, block_chunks& c,
+                                 std::uint64_t base, std::uint64_t end, unsigned lane) const noexcept {
+        t.pending = 0;
+        t.abs_negative = 0;
+        EXACTREF_UNROLL
+        for (unsigned j = 0; j < N; ++j) {
+            const std::uint64_t i = base + lane + 32u * j;
+            const std::uint64_t xb = i < end ? element_bits(x[i]) : 0;
+            const std::uint64_t yb = i < end ? element_bits(y[i]) : 0;
+            if constexpr (wide) {
+                t.bits[2 * j] = 0;
+                t.bits[2 * j + 1] = 0;
+            } else {
+                t.bits[j] = 0;
+            }
+            if (i >= end || !note_product(xb, yb, sp)) continue;
+            if constexpr (!wide) {
+                // Step E1, narrow formats: the exact product in binary64 (at most 2p <= 48 significant bits, far
+                // inside binary64's range), its exponent for min_product_exponent (always a normal binary64).
+                const double a = double_from_bits(widen_to_binary64_bits<element::precision, element::exponent_bits>(xb));
+                const double b = double_from_bits(widen_to_binary64_bits<element::precision, element::exponent_bits>(yb));
+                const std::uint64_t pb = bits_of(exact_product(a, b));
+                t.bits[j] = pb;
+                t.pending |= 1u << j;
+                const int ex = static_cast<int>((pb >> 52) & 0x7FF) - 1023;
+                sp.min_product_exponent = ex < sp.min_product_exponent ? ex : sp.min_product_exponent;
+            } else {
+                const std::uint64_t fx = (xb >> 52) & 0x7FF, fy = (yb >> 52) & 0x7FF;
+                const bool normal = fx != 0 && fy != 0;
+                const std::int64_t exponent_sum = static_cast<std::int64_t>(fx + fy) - 2046;
+                if (normal && exponent_sum >= -918 && exponent_sum <= 1021) {
+                    // p + e = x·y exactly (TwoProduct with FMA; e is zero or normal, p cannot overflow)
+                    const double a = double_from_bits(xb), b = double_from_bits(yb);
+                    const double p = exact_product(a, b);
+                    const double e = fma_rn(a, b, -p);
+                    const std::uint64_t pb = bits_of(p), eb = bits_of(e);
+                    t.bits[2 * j] = pb;
+                    t.pending |= 1u << (2 * j);
+                    if ((eb << 1) != 0) {
+                        t.bits[2 * j + 1] = eb;
+                        t.pending |= 1u << (2 * j + 1);
+                        if (((eb ^ pb) >> 63) != 0) t.abs_negative |= 1u << (2 * j + 1);
+                    }
+                } else {
+                    // any other finite non-zero product: the 106-bit integer product at its exact position
+                    const std::uint64_t mx = (xb & ((std::uint64_t{1} << 52) - 1)) | (fx != 0 ? std::uint64_t{1} << 52 : 0);
+                    const std::uint64_t my = (yb & ((std::uint64_t{1} << 52) - 1)) | (fy != 0 ? std::uint64_t{1} << 52 : 0);
+                    const int e = static_cast<int>(fx == 0 ? 1 : fx) + static_cast<int>(fy == 0 ? 1 : fy) - 2 * 1075;
+                    const std::uint64_t lo = mx * my, hi = mul_high(mx, my);
+                    add_wide(c.sum, ((xb ^ yb) >> 63) != 0, lo, hi, e);
+                    add_wide(c.abs, false, lo, hi, e);
+                    const int width = hi != 0 ? 128 - leading_zeros(hi) : 64 - leading_zeros(lo);
+                    const int ex = width - 1 + e;
+                    sp.min_product_exponent = ex < sp.min_product_exponent ? ex : sp.min_product_exponent;
+                }
+            }
+        }
+    }
+
+private:
+    EXACTREF_HD_INLINE static double exact_product(double a, double b) noexcept {
+#if defined(__CUDA_ARCH__)
+        return __dmul_rn(a, b);
+#else
+        return a * b;
+#endif
+    }
+    EXACTREF_HD_INLINE static double fma_rn(double a, double b, double c) noexcept {
+#if defined(__CUDA_ARCH__)
+        return __fma_rn(a, b, c);
+#else
+        return std::fma(a, b, c);
+#endif
+    }
+};
+
+/// The grid of an exact sum over n elements: blocks, and the elements each takes (a multiple of a block's slice).
+struct exact_plan {
+    std::uint64_t n = 0;
+    std::uint64_t blocks = 0;
+    std::uint64_t elements_per_block = 0;
+};
+
+/// blocks_wanted: the persistent grid size (SMs · blocks per SM); raised when a block would take more than
+/// tuning::exact_max_elements_per_block elements.
+inline constexpr exact_plan make_exact_plan(std::uint64_t n, std::uint64_t blocks_wanted,
+                                            unsigned elements_per_lane) noexcept {
+    exact_plan p;
+    p.n = n;
+    const std::uint64_t slice = std::uint64_t{tuning::block_threads} * elements_per_lane;
+    const std::uint64_t slices = n / slice + (n % slice != 0);
+    const std::uint64_t max_slices = tuning::exact_max_elements_per_block / slice;
+    std::uint64_t blocks = blocks_wanted < 1 ? 1 : blocks_wanted;
+    if (blocks > slices) blocks = slices < 1 ? 1 : slices;
+    std::uint64_t per_block = slices / blocks + (slices % blocks != 0);
+    if (per_block > max_slices) {
+        per_block = max_slices;
+        blocks = slices / per_block + (slices % per_block != 0);
+    }
+    p.blocks = blocks;
+    p.elements_per_block = per_block * slice;
+    return p;
+}
+
+}  // namespace exactref::cuda::detail

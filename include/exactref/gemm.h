@@ -1,0 +1,151 @@
+// exactref/gemm.h — exact references of matrix products C = A·B (and C0 + A·B): one dot-product reference per element.
+//
+// Element (i, j) of the product is the dot product Σ_l A(i, l)·B(l, j) of K = A.cols terms; its reference (reference.h)
+// holds s and T = Σ_l |A(i, l)·B(l, j)| exactly, n = K (K + 1 with an existing output C0, which counts as one more
+// term), and the underflow fields, exactly as exactref::dot would give for that row and column (bit for bit: same
+// exact values, same special-value state, same term count). covers() then applies the dot rows of the standards:
+// any_order n·u·T (γ_n·T + n(1+(n-1)u)η when a product may underflow or with FMA), split_k(s), mixed(acc, out),
+// directed (DESIGN §3; Higham, ASNA 2nd ed., (3.5) and §4.2; Jeannerod & Rump, SIMAX 34 (2013)).
+//
+// Two ways to the same exact values (docs/algorithms/ozaki.md):
+//   sliced       the Ozaki scheme: rows of A and columns of B scaled by powers of two and cut without error into
+//                slices of w bits, w chosen so that K·2^(2w) <= 2^53; every slice product A_p·B_q is then computed
+//                exactly by Eigen's binary64 GEMM, and the products are summed exactly as 64-bit integers per element
+//                and level p + q. Bits below the last slice, and Inf/NaN operands, are added exactly per element when
+//                the element is read. The slice counts adapt to the data, so the result is exact for every input.
+//   per_element  one superaccumulator dot product per element (the simple reference; K products per element).
+// automatic picks the cheaper one from the shapes and the data (about 2·s_A·s_B binary64 GEMMs for sliced).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exactref/format.h"
+#include "exactref/reference.h"
+
+namespace exactref {
+
+/// A read-only view of a rows x cols matrix of T: element (i, j) is data[i·row_stride + j·col_stride] (strides in
+/// elements, any sign). Row-major contiguous: row_stride = cols, col_stride = 1; column-major: 1 and rows.
+template <floating_format T>
+struct matrix_view {
+    const T* data = nullptr;
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+    std::ptrdiff_t row_stride = 0;
+    std::ptrdiff_t col_stride = 1;
+    const T& operator()(std::size_t i, std::size_t j) const noexcept {
+        return data[static_cast<std::ptrdiff_t>(i) * row_stride + static_cast<std::ptrdiff_t>(j) * col_stride];
+    }
+};
+
+/// Views of contiguous storage. Throw std::invalid_argument when data.size() != rows·cols.
+template <floating_format T>
+matrix_view<T> row_major(std::span<const T> data, std::size_t rows, std::size_t cols);
+template <floating_format T>
+matrix_view<T> col_major(std::span<const T> data, std::size_t rows, std::size_t cols);
+
+enum class matmul_method { automatic, sliced, per_element };
+
+struct matmul_options {
+    matmul_method method = matmul_method::automatic;
+    /// Worker threads for the GEMMs and the per-element work; 0 = std::thread::hardware_concurrency(). The result does
+    /// not depend on it (every step is exact).
+    unsigned threads = 0;
+    /// Sliced method: at most this many slices per row of A and per column of B (1 .. 16; 0 = up to 16, the planner
+    /// picks). Fewer slices mean fewer GEMMs and more "far" entries, whose bits below the last slice are added per
+    /// element when it is read; the result is exact either way.
+    int max_slices = 0;
+};
+
+/// How an exact product was computed (for benchmarks and curiosity; the values never depend on it).
+struct matmul_plan {
+    matmul_method method = matmul_method::per_element;
+    int slice_bits = 0;        // w
+    int slices_a = 0;          // s_A: slices per row of A
+    int slices_b = 0;          // s_B: slices per column of B
+    std::size_t far_a = 0;     // entries of A with bits below the last slice (added exactly per element)
+    std::size_t far_b = 0;     // entries of B with bits below the last slice
+    std::size_t special_a = 0; // Inf/NaN entries of A
+    std::size_t special_b = 0; // Inf/NaN entries of B
+    std::string describe() const;  // "sliced: 2 x 2 slices of 21 bits (4 GEMMs for s, 4 for T), 3 + 0 far entries"
+};
+
+/// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
+/// Memory: about 16·(s_A + s_B - 1) bytes per element (sliced) plus a copy of A, B and C0. element(i, j) builds the
+/// reference of one element on demand; to_array() builds all of them (about 2.3 KB each).
+/// Thread safety: const member functions may be called concurrently.
+class product_reference {
+public:
+    product_reference();
+    ~product_reference();
+    product_reference(product_reference&&) noexcept;
+    product_reference& operator=(product_reference&&) noexcept;
+
+    std::size_t rows() const noexcept;
+    std::size_t cols() const noexcept;
+    /// K, the inner dimension (the number of products per element).
+    std::size_t inner() const noexcept;
+    dtype term_format() const noexcept;
+    /// True when an existing output C0 is accumulated into (beta = 1): count = K + 1.
+    bool has_initial() const noexcept;
+    const matmul_plan& plan() const noexcept;
+
+    /// The reference of element (i, j), equal bit for bit to exactref::dot of row i of A and column j of B (with C0(i, j)
+    /// as the initial term). Throws std::out_of_range for i >= rows() or j >= cols().
+    reference element(std::size_t i, std::size_t j) const;
+    /// The same into existing storage (no allocation).
+    void element(std::size_t i, std::size_t j, reference& out) const;
+    /// Every element, row-major (rows x cols), built with `threads` workers (0 = hardware_concurrency).
+    reference_array to_array(unsigned threads = 0) const;
+
+    struct state;  // internal (src/gemm_state.h)
+    explicit product_reference(std::unique_ptr<state> s) noexcept;  // internal: exact_matmul builds it
+
+private:
+    std::unique_ptr<state> state_;
+};
+
+/// The exact reference of A·B in compact form (see product_reference), or of C0 + A·B when c0 is given.
+///   a        rows m x K, b   K x n, c0 (optional) m x n, all of format T (double, float, float16, bfloat16)
+/// Exact for every input: subnormals, products that underflow or overflow in T, Inf and NaN (by the superaccumulator's
+/// rules, as exactref::dot). Deterministic; independent of the rounding mode and FTZ/DAZ (slices are integers below
+/// 2^26 and every GEMM sum stays an integer below 2^53, so no operation rounds).
+/// Throws std::invalid_argument when a.cols != b.rows or c0 is not m x n (the message names the shapes).
+///
+///   std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};                  // 2 x 2 each, row-major
+///   auto p = exactref::exact_matmul(exactref::row_major<float>(a, 2, 2), exactref::row_major<float>(b, 2, 2));
+///   p.element(0, 1).nearest<float>();                                // -> 22 (1·6 + 2·8)
+template <floating_format T>
+product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_view<T>* c0,
+                               const matmul_options& options);
+template <floating_format T>
+product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matmul_options& options = {}) {
+    return exact_matmul<T>(a, b, nullptr, options);
+}
+template <floating_format T>
+product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, matrix_view<T> c0,
+                               const matmul_options& options = {}) {
+    return exact_matmul<T>(a, b, &c0, options);
+}
+
+/// The exact reference of A·B as a reference_array (rows x cols, one reference per element, row-major):
+/// exact_matmul(a, b, options).to_array(options.threads). Same guarantees and errors.
+///   auto refs = exactref::matmul(exactref::row_major<float>(a, 2, 2), exactref::row_major<float>(b, 2, 2));
+///   refs(1, 0).exact();                                              // -> "43" (3·5 + 4·7)
+template <floating_format T>
+reference_array matmul(matrix_view<T> a, matrix_view<T> b, const matmul_options& options = {}) {
+    return exact_matmul<T>(a, b, nullptr, options).to_array(options.threads);
+}
+/// C0 + A·B (beta = 1): C0(i, j) counts as one more term of element (i, j).
+template <floating_format T>
+reference_array matmul(matrix_view<T> a, matrix_view<T> b, matrix_view<T> c0, const matmul_options& options = {}) {
+    return exact_matmul<T>(a, b, &c0, options).to_array(options.threads);
+}
+
+}  // namespace exactref

@@ -1,0 +1,104 @@
+"""exactref: exact references for floating-point sums, dot products and matrix products, and covers(): does a
+computed result lie within a named, sourced error model? Decided in exact arithmetic.
+
+    >>> import numpy as np, exactref as er
+    >>> x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
+    >>> r = er.sum(x)                            # exact s and S = Σ|x|, no rounding anywhere
+    >>> r.covers(er.asarray(np.sum(x)), standard="any_order").all()
+    True
+    >>> r.bound("any_order")                     # (n - 1)·u·S, u = 2^-24 (Rump 2012; Lange–Rump 2017)
+
+Inputs are numpy arrays of float16/float32/float64 (bfloat16 through ml_dtypes), any object with ``__dlpack__`` in
+host memory, Python floats; strided arrays are read in place. Standards are named as in the C++ library
+(exactref/standard.h, see :func:`standard`). docs/python.md is the guide; shared/DESIGN.md §6 the contract.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from ._arrays import asarray, host_array
+from ._orders import fold_sum, kahan_sum, pairwise_sum, tree_height, tree_sum
+from ._products import dot, matmul
+from ._reference import Reference, ReferenceArray
+from ._standards import Standard, standard
+from . import testing
+
+__version__ = "0.1.0"
+
+Verdict = _core.Verdict
+
+__all__ = [
+    "Reference", "ReferenceArray", "Standard", "Verdict", "asarray", "dot", "fold_sum", "kahan_sum", "matmul",
+    "pairwise_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
+]
+
+
+def _axes(axis: Union[None, int, Sequence[int]], ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    items = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    out = []
+    for a in items:
+        try:
+            i = _normalize_axis(a, ndim)
+        except TypeError:
+            raise TypeError(f"axis={axis!r}: expected None, an int or a tuple of ints") from None
+        if i in out:
+            raise ValueError(f"axis={axis!r}: axis {i} repeated")
+        out.append(i)
+    return tuple(out)
+
+
+def _normalize_axis(a: Any, ndim: int) -> int:
+    i = operator.index(a)
+    if not -ndim <= i < ndim:
+        raise ValueError(f"axis {i} is out of bounds for an array of dimension {ndim}")
+    return i + ndim if i < 0 else i
+
+
+def sum(x: Any, axis: Union[None, int, Sequence[int]] = None) -> Reference:  # noqa: A001 - mirrors np.sum
+    """The exact reference of Σ x: exact s and S = Σ|x_i|, n, the dtype and the special-value state.
+
+    x: float16/float32/float64/bfloat16 array of any shape and strides (numpy, DLPack in host memory, Python floats).
+        Contiguous input is read in place (the superaccumulator's blocked fast path); other layouts are read in
+        place row by row or gathered 8192 elements at a time: O(1) extra memory.
+    axis: None (every element, a 0-d Reference), an int or a tuple of ints: a Reference with the remaining axes, one
+        exact reference per output element, like np.sum(x, axis).
+
+    Exact for every input: no rounding, no overflow, independent of the floating-point environment. n = 0 gives
+    s = +0.0. Special values: NaN and ±Inf terms are counted (see Reference.exact, Reference.covers).
+    Raises TypeError for another dtype or a non-numeric object, ValueError for device memory or a bad axis.
+
+    >>> er.sum(np.array([0.1, 0.2, 0.3])).exact
+    Fraction(21617278211378381, 36028797018963968)
+    >>> er.sum(np.ones((3, 4), np.float32), axis=1).nearest()
+    array([4., 4., 4.], dtype=float32)
+    """
+    a, name = host_array(x, "x")
+    axes = _axes(axis, a.ndim)
+    keep = [d for d in range(a.ndim) if d not in axes]
+    view = a.transpose(keep + list(axes))  # a view: the reduced axes last, in the order given
+    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes))
+    return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape([a.shape[d] for d in keep]))
+
+
+def ulp_error(result: Any, reference: Reference) -> np.ndarray:
+    """(r - s) / ulp(RN(s)) for each result r against its exact reference s, in ulps of the result's format.
+
+    ulp = 2^(max(e, emin) - p + 1) with 2^e <= |RN(s)| < 2^(e+1) (the smallest subnormal when RN(s) = 0, the ulp of
+    the largest finite value when RN(s) overflows). Exact, rounded once to binary64. NaN when r or s is NaN; ±inf when
+    exactly one is infinite; 0 when both are the same infinity. Shapes broadcast as in Reference.covers.
+    Returns a float64 array (0-d for one result).
+
+    >>> er.ulp_error(np.float32(0.3), er.sum(np.array([0.1, 0.2], np.float32)))
+    array(0.25)
+    """
+    if not isinstance(reference, Reference):
+        raise TypeError(f"reference: expected an exactref.Reference (er.sum, er.dot, er.matmul), got "
+                        f"{type(reference).__name__}")
+    return reference.ulp_error(result)

@@ -1,0 +1,243 @@
+"""exactref.Reference: exact references of sums, dot products and matrix products, one per output element.
+
+A Reference has a shape: () for er.sum(x) and er.dot(x, y), the remaining axes for er.sum(x, axis=...), (m, n) for
+er.matmul(a, b). It indexes like a numpy array (r[i], r[:, 0], iteration) and broadcasts against result arrays in
+covers() by numpy's rules, so a stack of k runs of shape (k, *r.shape) is checked in one call.
+
+Each element holds, exactly: s (the sum of the terms; for dots and GEMMs the terms are the exact products),
+S = Σ|t_i| over the finite terms, n, the input dtype and the special-value state (NaN, +Inf, -Inf terms, all -0.0).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Iterator, Tuple, Union
+
+import numpy as np
+
+from ._arrays import dtype_name, host_array, numpy_dtype
+from ._standards import standard as make_standard
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _fraction(parts: Tuple[str, bool, bytes, int], specials: bool = True) -> Union[Fraction, float]:
+    state, negative, magnitude, exponent = parts
+    if specials and state != "finite":
+        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[state]
+    m = int.from_bytes(magnitude, "little")
+    if negative:
+        m = -m
+    return Fraction(m << exponent) if exponent >= 0 else Fraction(m, 1 << -exponent)
+
+
+class Reference:
+    """Exact references, one per output element (shape ``()`` for a single sum or dot product).
+
+    Built by er.sum, er.dot and er.matmul; not constructed directly.
+
+    Attributes: shape, ndim, size, dtype (the input's dtype name), count (n, the number of terms), is_dot,
+    exact (s as fractions.Fraction), abs_sum (S as Fraction), decimal (s as an exact decimal string).
+    Methods: covers(result, standard=..., **params), verdict(...), bound(standard, **params), nearest(dtype).
+    """
+
+    __slots__ = ("_refs", "_index")
+
+    def __init__(self, refs: Any, index: np.ndarray) -> None:
+        self._refs = refs
+        self._index = index
+
+    # ---- shape and indexing ------------------------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The shape of the output: () for a single reference."""
+        return self._index.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._index.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._index.size)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d Reference (a single sum)")
+        return self.shape[0]
+
+    def __getitem__(self, key: Any) -> "Reference":
+        """r[i], r[i, j], r[:, 0], r[mask]: the references of those elements, as numpy indexing selects them."""
+        return Reference(self._refs, np.asarray(self._index[key]))
+
+    def __iter__(self) -> Iterator["Reference"]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d Reference (a single sum)")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def _flat(self) -> np.ndarray:
+        return np.ascontiguousarray(self._index, dtype=np.int64).ravel()
+
+    def _shaped(self, values: np.ndarray) -> Any:
+        out = values.reshape(self.shape)
+        return out[()] if self.ndim == 0 else out
+
+    # ---- what the references hold --------------------------------------------------------------------------------------
+
+    @property
+    def dtype(self) -> str:
+        """The input's dtype name: 'float64', 'float32', 'float16' or 'bfloat16'."""
+        return self._refs.term_dtype
+
+    @property
+    def is_dot(self) -> bool:
+        """True for er.dot and er.matmul references (terms are exact products)."""
+        return self._refs.is_dot
+
+    @property
+    def count(self) -> Any:
+        """n, the number of terms (zeros and specials included): int for a 0-d Reference, else an int64 array."""
+        counts = self._refs.counts(self._flat()).astype(np.int64)
+        return int(counts[0]) if self.ndim == 0 else counts.reshape(self.shape)
+
+    def _objects(self, get: Any) -> Any:
+        if self.ndim == 0:
+            return get(int(self._index))
+        out = np.empty(self.shape, dtype=object)
+        for pos, i in np.ndenumerate(self._index):
+            out[pos] = get(int(i))
+        return out
+
+    @property
+    def exact(self) -> Any:
+        """s, the exact sum, as a fractions.Fraction (built from the accumulator's binary digits: no rounding).
+
+        When special terms decide the value it is a float instead: math.nan (a NaN term, or both +Inf and -Inf
+        terms), math.inf or -math.inf. An exact zero is Fraction(0) (the sign of zero is in nearest()).
+        Array References give an object array of these.
+        """
+        return self._objects(lambda i: _fraction(self._refs.exact_parts(i)))
+
+    @property
+    def abs_sum(self) -> Any:
+        """S = Σ|t_i| over the finite terms, exactly, as a fractions.Fraction (object array for array References)."""
+        return self._objects(lambda i: _fraction(self._refs.abs_sum_parts(i), specials=False))
+
+    @property
+    def decimal(self) -> Any:
+        """s as an exact decimal string, every digit ('30.604261366177525...'; 'nan', 'inf', '-inf', '-0')."""
+        return self._objects(self._refs.exact_decimal)
+
+    def nearest(self, dtype: Any = None, rounding: str = "nearest") -> Any:
+        """s correctly rounded to `dtype` (default: the input's dtype), IEEE 754-2019 §4.3.
+
+        rounding: "nearest" (ties to even), "toward_zero", "upward", "downward". Overflow gives ±Inf or ±max as the
+        mode dictates; special terms give NaN/±Inf; an exact zero is -0.0 only when every term was -0.0.
+        Returns a numpy scalar for a 0-d Reference, else an array of the Reference's shape.
+
+        >>> er.sum(np.array([0.1, 0.2])).nearest()
+        np.float64(0.30000000000000004)
+        """
+        name = self.dtype if dtype is None else dtype_name(dtype)
+        target = numpy_dtype(name)
+        bits = self._refs.nearest_bits(self._flat(), name, rounding)
+        return self._shaped(bits.astype(_UINT[target.itemsize]).view(target))
+
+    # ---- checking results --------------------------------------------------------------------------------------------
+
+    def _standard(self, standard: Any, params: dict, result_dtype: str) -> Any:
+        return make_standard(standard, result_dtype=result_dtype, **params)
+
+    def _pair(self, result: Any) -> Tuple[Tuple[int, ...], np.ndarray, np.ndarray, str]:
+        res, name = host_array(result, "result")
+        try:
+            shape = np.broadcast_shapes(self.shape, res.shape)
+        except ValueError:
+            raise ValueError(f"result of shape {res.shape} does not match the reference's shape {self.shape}: pass "
+                             f"one result per reference element (shape {self.shape}), or a stack of k runs "
+                             f"(shape (k, *{self.shape}))") from None
+        index = np.ascontiguousarray(np.broadcast_to(self._index, shape), dtype=np.int64).ravel()
+        flat = np.ascontiguousarray(np.broadcast_to(res, shape)).ravel()
+        return shape, index, flat, name
+
+    def covers(self, result: Any, standard: Any = "any_order", **params: Any) -> np.ndarray:
+        """Is each result within the error model `standard` of its exact reference? Decided in exact arithmetic.
+
+        result: a float16/float32/float64/bfloat16 array (numpy, DLPack, Python float) whose shape broadcasts with
+            the Reference's shape (one result per element, or a stack of runs). Its dtype is the result format.
+        standard, params: see exactref.standard: "any_order" (default), "exact", "faithful", "tree" (height=),
+            "split_k" (chunks=, combine=), "mixed" (acc=, out=), "directed" (base=); directed=True,
+            allow_negative_zero=True, fma=True on any of them.
+        Returns a numpy bool array of the broadcast shape (0-d for a single result: use .all() or bool()).
+
+        Special values (DESIGN §3): a NaN term makes only NaN covered; +Inf terms only +Inf; both only NaN. With
+        finite terms ±Inf is covered only when overflow is reachable, and -0.0 only when every term is -0.0.
+        Raises ValueError for a shape that does not broadcast or a standard that does not apply to the result's
+        dtype (mixed's out), TypeError for a wrong dtype or parameter.
+
+        >>> r = er.sum(values)                    # float32 values
+        >>> r.covers(er.asarray(run), standard="any_order").all()
+        True
+        """
+        shape, index, flat, name = self._pair(result)
+        model = self._standard(standard, params, name)
+        covered = self._refs.covers(index, flat, "bfloat16" if name == "bfloat16" else None, model)
+        return covered.view(np.bool_).reshape(shape)
+
+    def _detail(self, result: Any, standard: Any, params: dict) -> Tuple:
+        shape, index, flat, name = self._pair(result)
+        model = self._standard(standard, params, name)
+        as_dtype = "bfloat16" if name == "bfloat16" else None
+        covered, ratio, error, ulps = self._refs.covers_detail(index, flat, as_dtype, model)
+        return shape, index, flat, as_dtype, model, covered.view(np.bool_), ratio
+
+    def verdict(self, result: Any, standard: Any = "any_order", **params: Any) -> Any:
+        """The full verdict (exact value, result, error, bound, ratio, ulps, reason) for the worst result: the first
+        violation with the largest ratio, or the largest ratio when all are covered. See covers() for arguments."""
+        shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params)
+        worst = worst_position(covered, ratio)
+        return self._refs.verdict(int(index[worst]), flat, worst, as_dtype, model)
+
+    def bound(self, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
+        """The bound B of `standard` for results of `dtype`, rounded upward to binary64 (never below the exact B).
+
+        dtype: the result format, by default the input's dtype (mixed: its out=). Returns a float for a 0-d
+        Reference, else a float64 array. 0 for exact and faithful; inf when the model gives no finite bound
+        (k·u >= 1 in γ_k); nan when special terms decide (no bound applies).
+
+        >>> er.sum(values).bound("any_order")     # 10,000 float32 N(0,1) values: (n-1)·2^-24·Σ|x|
+        4.722030147...
+        """
+        model = self._standard(standard, params, self.dtype if dtype is None else dtype_name(dtype))
+        if dtype is None:
+            dtype = model.out if model.kind == "mixed" and model.out else self.dtype
+        name = dtype_name(dtype)
+        bounds = self._refs.bound(self._flat(), model, name)
+        return float(bounds[0]) if self.ndim == 0 else bounds.reshape(self.shape)
+
+    def ulp_error(self, result: Any) -> np.ndarray:
+        """(r - s) / ulp(RN(s)) in the result's format for each result (see exactref.ulp_error)."""
+        shape, index, flat, name = self._pair(result)
+        errors = self._refs.ulp_error(index, flat, "bfloat16" if name == "bfloat16" else None)
+        return errors.reshape(shape)
+
+    def __repr__(self) -> str:
+        kind = "dot" if self.is_dot else "sum"
+        if self.ndim == 0:
+            return f"<exactref.Reference {kind} of {self.count} {self.dtype} terms: {self.decimal}>"
+        return f"<exactref.Reference {kind}, shape {self.shape}, {self.dtype} terms>"
+
+
+#: The C++ name of an array of references (reference_array); the same class here.
+ReferenceArray = Reference
+
+
+def worst_position(covered: np.ndarray, ratio: np.ndarray) -> int:
+    """Flat index of the worst element: violations first, then the largest ratio, the first on ties (NaN as 0)."""
+    ratio = np.where(np.isnan(ratio), 0.0, ratio)
+    if not covered.all():
+        ratio = np.where(covered, -1.0, ratio)
+    return int(np.argmax(ratio))

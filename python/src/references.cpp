@@ -1,0 +1,327 @@
+// Exact references from Python arrays, and the per-element queries behind exactref.Reference (references.h).
+//
+// Sums read the input in place: a contiguous block goes to the superaccumulator's blocked fast path as one span
+// (no copy); a block whose innermost axis is contiguous goes row by row; anything else is gathered into a small
+// fixed buffer (8192 elements) and added buffer by buffer, so memory stays O(1) in the input size.
+#include "references.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "arrays.h"
+#include "exactref/covers.h"
+#include "exactref/io.h"
+#include "exactref/standard.h"
+#include "exactref/ulp.h"
+
+namespace exactref::python {
+
+namespace {
+
+using index_array = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+constexpr std::size_t gather_size = 8192;
+
+// ---- sums over trailing axes ----------------------------------------------------------------------------------------
+
+template <class T>
+void add_span(reference& r, std::span<const T> xs) {
+    r.sum.add(xs);
+    r.abs_sum.add_abs(xs);
+}
+
+// Adds the k-dimensional block at `base` (shape, strides in elements) to r.
+template <class T>
+void add_block(reference& r, const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k,
+               std::vector<T>& buffer) {
+    std::size_t count = 1;
+    for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
+    r.count += count;
+    if (count == 0) return;
+    // C-contiguous (axes of length 1 may have any stride): one span, the fast path, no copy.
+    bool contiguous = true;
+    std::int64_t expected = 1;
+    for (std::size_t d = k; d-- > 0;) {
+        if (shape[d] != 1 && strides[d] != expected) contiguous = false;
+        expected *= shape[d];
+    }
+    if (contiguous) {
+        add_span(r, std::span<const T>(base, count));
+        return;
+    }
+    const bool rows = strides[k - 1] == 1;   // innermost axis contiguous: add row spans in place
+    const std::size_t outer_dims = rows ? k - 1 : k;
+    const std::size_t row_length = rows ? static_cast<std::size_t>(shape[k - 1]) : 1;
+    std::vector<std::int64_t> idx(outer_dims, 0);
+    std::int64_t offset = 0;
+    buffer.clear();
+    for (;;) {
+        if (rows) {
+            add_span(r, std::span<const T>(base + offset, row_length));
+        } else {
+            buffer.push_back(base[offset]);
+            if (buffer.size() == gather_size) {
+                add_span(r, std::span<const T>(buffer));
+                buffer.clear();
+            }
+        }
+        // Odometer over the outer_dims axes, last fastest (C order); done when every axis wrapped.
+        std::size_t d = outer_dims;
+        for (; d > 0; --d) {
+            const std::size_t axis = d - 1;
+            if (++idx[axis] < shape[axis]) {
+                offset += strides[axis];
+                break;
+            }
+            offset -= (shape[axis] - 1) * strides[axis];
+            idx[axis] = 0;
+        }
+        if (d == 0) break;
+    }
+    if (!buffer.empty()) add_span(r, std::span<const T>(buffer));
+}
+
+template <class T>
+void sum_trailing_typed(const host_view& v, std::size_t reduce, reference_list& out) {
+    const std::size_t ndim = v.shape.size();
+    const std::size_t keep = ndim - reduce;
+    std::size_t outputs = 1;
+    for (std::size_t d = 0; d < keep; ++d) outputs *= static_cast<std::size_t>(v.shape[d]);
+    out.items.assign(outputs, reference{});
+    for (reference& r : out.items) r.term_format = format_traits<T>::info.id;
+    if (outputs == 0) return;
+    const T* base = reinterpret_cast<const T*>(v.data);
+    std::vector<T> buffer;
+    std::vector<std::int64_t> idx(keep, 0);
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < outputs; ++i) {
+        add_block<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer);
+        for (std::size_t d = keep; d-- > 0;) {
+            if (++idx[d] < v.shape[d]) {
+                offset += v.strides[d];
+                break;
+            }
+            offset -= (v.shape[d] - 1) * v.strides[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+reference_list sum_trailing(const any_array& a, const std::optional<std::string>& as_dtype, std::size_t reduce) {
+    const host_view v = view_of(a, as_dtype, "x");
+    if (reduce > v.shape.size())
+        throw nb::value_error(("sum: cannot reduce " + std::to_string(reduce) + " axes of a " +
+                               std::to_string(v.shape.size()) + "-dimensional array")
+                                  .c_str());
+    reference_list out;
+    out.term_format = v.type;
+    nb::gil_scoped_release release;
+    with_storage(v.type, [&](auto tag) { sum_trailing_typed<decltype(tag)>(v, reduce, out); });
+    return out;
+}
+
+// ---- per-element queries ----------------------------------------------------------------------------------------------
+
+}  // namespace
+
+const reference& reference_list::get(std::int64_t i, reference& scratch) const {
+    if (i < 0 || static_cast<std::size_t>(i) >= size())
+        throw nb::index_error(("reference index " + std::to_string(i) + " out of range for " +
+                               std::to_string(size()) + " references")
+                                  .c_str());
+    const std::size_t k = static_cast<std::size_t>(i);
+    if (products.empty()) return items[k];
+    const product_reference& p = *products[k / block];
+    const std::size_t e = k % block;
+    p.element(e / p.cols(), e % p.cols(), scratch);
+    return scratch;
+}
+
+namespace {
+
+rounding parse_rounding(const std::string& name) {
+    if (name == "nearest" || name == "to_nearest_even" || name == "rn") return rounding::to_nearest_even;
+    if (name == "toward_zero" || name == "rz") return rounding::toward_zero;
+    if (name == "upward" || name == "ru") return rounding::upward;
+    if (name == "downward" || name == "rd") return rounding::downward;
+    throw nb::value_error(("rounding='" + name +
+                           "': expected 'nearest' (ties to even), 'toward_zero', 'upward' or 'downward'")
+                              .c_str());
+}
+
+// The exact finite part of an accumulator as (negative, magnitude little-endian bytes, exponent), with the special
+// state first: "nan", "inf", "-inf" or "finite" (superaccumulator rules, accumulator.h).
+std::tuple<std::string, bool, nb::bytes, int> exact_parts(const superaccumulator& acc) {
+    std::string state = "finite";
+    const bool pos = acc.positive_inf_count() > 0, neg = acc.negative_inf_count() > 0;
+    if (acc.has_nan() || (pos && neg)) state = "nan";
+    else if (pos) state = "inf";
+    else if (neg) state = "-inf";
+    const dyadic d = acc.to_dyadic();
+    std::string bytes;
+    bytes.reserve(d.magnitude.size() * 4);
+    for (std::uint32_t w : d.magnitude)
+        for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<char>((w >> (8 * b)) & 0xffu));
+    return {state, d.negative, nb::bytes(bytes.data(), bytes.size()), d.exponent};
+}
+
+struct results_view {
+    host_view view;
+    const format_info* format;
+};
+
+results_view results_of(const any_array& results, const std::optional<std::string>& as_dtype) {
+    results_view r{view_of(results, as_dtype, "result"), nullptr};
+    if (r.view.shape.size() != 1)
+        throw nb::value_error("internal: results must be passed as a one-dimensional array");
+    r.format = &info(r.view.type);
+    return r;
+}
+
+void check_index(const reference_list& refs, std::int64_t i) {
+    reference scratch;
+    if (i < 0 || static_cast<std::size_t>(i) >= refs.size()) refs.get(i, scratch);  // throws the index error
+}
+
+void check_lengths(const index_array& index, const results_view& r) {
+    if (static_cast<std::size_t>(r.view.shape[0]) != index.shape(0))
+        throw nb::value_error("internal: index and results differ in length");
+}
+
+nb::object covers_detail(const reference_list& refs, const index_array& index, const any_array& results,
+                         const std::optional<std::string>& as_dtype, const standard& model, bool with_numbers) {
+    const results_view r = results_of(results, as_dtype);
+    check_lengths(index, r);
+    const std::size_t n = index.shape(0);
+    for (std::size_t i = 0; i < n; ++i) check_index(refs, index(i));
+    std::vector<std::uint8_t> covered(n);
+    std::vector<double> ratio(with_numbers ? n : 0), error(with_numbers ? n : 0), ulps(with_numbers ? n : 0);
+    {
+        nb::gil_scoped_release release;
+        reference scratch;
+        for (std::size_t i = 0; i < n; ++i) {
+            const decision v = decide_bits(*r.format, bits_at(r.view, i), refs.get(index(i), scratch), model);
+            covered[i] = v.covered ? 1 : 0;
+            if (with_numbers) {
+                ratio[i] = v.ratio;
+                error[i] = v.error;
+                ulps[i] = v.ulps;
+            }
+        }
+    }
+    if (!with_numbers) return numpy_from(std::move(covered));
+    return nb::make_tuple(numpy_from(std::move(covered)), numpy_from(std::move(ratio)),
+                          numpy_from(std::move(error)), numpy_from(std::move(ulps)));
+}
+
+}  // namespace
+
+void bind_references(nb::module_& m) {
+    nb::class_<reference_list>(m, "ReferenceList",
+                               "Internal: a flat list of exact references (use exactref.Reference).")
+        .def("__len__", [](const reference_list& l) { return l.size(); })
+        .def_prop_ro("term_dtype", [](const reference_list& l) { return std::string(info(l.term_format).name); })
+        .def_prop_ro("is_dot", [](const reference_list& l) { return l.is_dot; })
+        .def("counts",
+             [](const reference_list& l, const index_array& index) {
+                 std::vector<std::uint64_t> out(index.shape(0));
+                 reference scratch;
+                 for (std::size_t i = 0; i < out.size(); ++i) out[i] = l.get(index(i), scratch).count;
+                 return numpy_from(std::move(out));
+             }, nb::arg("index"))
+        .def("exact_parts",
+             [](const reference_list& l, std::int64_t i) {
+                 reference scratch;
+                 return exact_parts(l.get(i, scratch).sum);
+             }, nb::arg("i"))
+        .def("abs_sum_parts",
+             [](const reference_list& l, std::int64_t i) {
+                 reference scratch;
+                 return exact_parts(l.get(i, scratch).abs_sum);
+             }, nb::arg("i"))
+        .def("exact_decimal",
+             [](const reference_list& l, std::int64_t i) {
+                 reference scratch;
+                 return l.get(i, scratch).exact();
+             }, nb::arg("i"))
+        .def("nearest_bits",
+             [](const reference_list& l, const index_array& index, const std::string& type, const std::string& mode) {
+                 const format_info& f = info(parse_dtype(type));
+                 const rounding rm = parse_rounding(mode);
+                 std::vector<std::uint64_t> out(index.shape(0));
+                 reference scratch;
+                 for (std::size_t i = 0; i < out.size(); ++i) out[i] = l.get(index(i), scratch).sum.round_bits(f, rm);
+                 return numpy_from(std::move(out));
+             }, nb::arg("index"), nb::arg("dtype"), nb::arg("rounding"))
+        .def("bound",
+             [](const reference_list& l, const index_array& index, const standard& model, const std::string& type) {
+                 const format_info& f = info(parse_dtype(type));
+                 std::vector<double> out(index.shape(0));
+                 reference scratch;
+                 for (std::size_t i = 0; i < out.size(); ++i)
+                     out[i] = exactref::bound(l.get(index(i), scratch), model, f);
+                 return numpy_from(std::move(out));
+             }, nb::arg("index"), nb::arg("standard"), nb::arg("dtype"))
+        .def("covers",
+             [](const reference_list& l, const index_array& index, const any_array& results,
+                const std::optional<std::string>& as_dtype, const standard& model) {
+                 return covers_detail(l, index, results, as_dtype, model, false);
+             }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
+        .def("covers_detail",
+             [](const reference_list& l, const index_array& index, const any_array& results,
+                const std::optional<std::string>& as_dtype, const standard& model) {
+                 return covers_detail(l, index, results, as_dtype, model, true);
+             }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
+        .def("verdict",
+             [](const reference_list& l, std::int64_t i, const any_array& results, std::size_t j,
+                const std::optional<std::string>& as_dtype, const standard& model) {
+                 const results_view r = results_of(results, as_dtype);
+                 if (j >= static_cast<std::size_t>(r.view.shape[0])) throw nb::index_error("result index out of range");
+                 reference scratch;
+                 return covers_bits(*r.format, bits_at(r.view, j), l.get(i, scratch), model);
+             }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none(), nb::arg("standard"))
+        .def("ulp_error",
+             [](const reference_list& l, const index_array& index, const any_array& results,
+                const std::optional<std::string>& as_dtype) {
+                 const results_view r = results_of(results, as_dtype);
+                 check_lengths(index, r);
+                 std::vector<double> out(index.shape(0));
+                 reference scratch;
+                 for (std::size_t i = 0; i < out.size(); ++i)
+                     out[i] = ulp_error_bits(*r.format, bits_at(r.view, i), l.get(index(i), scratch));
+                 return numpy_from(std::move(out));
+             }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none());
+
+    m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"),
+          "Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order).");
+
+    m.def("host_view",
+          [](const any_array& a, const std::optional<std::string>& as_dtype, const std::string& what) {
+              // A numpy view of a host array given by any DLPack producer: same memory, same strides. bfloat16
+              // comes back as uint16 storage, named in the second element.
+              const host_view v = view_of(a, as_dtype, what);
+              auto* keep = new any_array(a);
+              nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<any_array*>(p); });
+              std::vector<std::size_t> shape(v.shape.begin(), v.shape.end());
+              nb::dlpack::dtype t = a.dtype();
+              if (v.type == dtype::bfloat16) t = nb::dtype<std::uint16_t>();
+              nb::ndarray<nb::numpy, nb::ro> out(a.data(), shape.size(), shape.data(), owner, v.strides.data(), t,
+                                                     nb::device::cpu::value);
+              return std::make_tuple(nb::cast(out), std::string(info(v.type).name));
+          },
+          nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("what"));
+}
+
+}  // namespace exactref::python

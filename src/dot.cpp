@@ -1,0 +1,613 @@
+// Exact dot products (docs/algorithms/ozaki.md, "Exact dot"): the block kernels behind exactref::dot.
+//
+// Step D1  Operands arrive as raw bits in blocks of 1024 pairs. A pair with an Inf/NaN operand, and (binary64) a pair
+//          outside the safe exponent range, takes the integer path: superaccumulator::add_product_bits (128-bit
+//          significand product at its exact position).
+// Step D2  p <= 24 formats: both operands are converted to binary64 exactly (subnormals by integer operations, the rest
+//          by a hardware conversion, exact for normal numbers and zeros whatever DAZ and the rounding mode say), and
+//          p = a·b is computed in binary64. It is exact: at most 48 significand bits, |p| within [2^-298, 2^256].
+// Step D3  binary64 with FMA: p = fl(x·y), e = fma(x, y, -p) = x·y - p exactly, for both operands normal with
+//          -918 <= E_x + E_y <= 1021 (p cannot overflow; e is zero or normal, so FTZ cannot flush it; the identity
+//          holds in every rounding mode) or one operand zero and the other finite. |x·y| = |p| + e·sign(p).
+// Step D4  Fused lane sums (the windowed integer lanes of the superaccumulator's fast path, docs/algorithms/
+//          superaccumulator.md, applied to products): pass 1 finds the largest exponent field M of the block's p;
+//          pass 2 shifts each significand (split 27 + 26 bits) into int64 lanes in units of 2^(M - 1075 - W), W = 24,
+//          for s (signed) and T (absolute) at once, and the e terms likewise under the base M - 52 (|e| < ulp(p) in
+//          every rounding mode, so its field is at most that of p minus 52). A term below its window is flagged and
+//          added on its own; lane sums then enter the accumulators without counting terms, and the block's terms and
+//          signed-zero state are noted once (superaccumulator::note_terms), as add(span) would note them.
+// Step D5  min_product_exponent: binary64 exponent field of each exact narrow product; for binary64 only integer-path
+//          products can lie below 2^-1022 (safe products are >= 2^-918), and their exponent is computed exactly.
+//
+// Invariant of the lanes: a term is < 2^(27 + W) = 2^51 and a block has 2^10 terms, so |lane| < 2^61.
+#include "exactref/dot.h"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "dot_kernels.h"
+#include "exactref/detail/uint128.h"
+
+namespace exactref {
+
+namespace {
+
+constexpr std::size_t block_size = 1024;  // pairs per block: buffers stay in L1/L2
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#define EXACTREF_DOT_X86 1
+#define EXACTREF_DOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EXACTREF_DOT_CLONES
+#endif
+
+// ---- Step D4: lane sums ---------------------------------------------------------------------------------------------
+
+constexpr int window = 24;
+static_assert(27 + window + 10 <= 62, "lane sums of a 1024-term block fit an int64 (invariant above)");
+static_assert(block_size <= 1024);
+
+struct lane_sums {
+    std::int64_t s_hi = 0, s_lo = 0, t_hi = 0, t_lo = 0;      // p: signed, absolute
+    std::int64_t es_hi = 0, es_lo = 0, et_hi = 0, et_lo = 0;  // e (binary64): signed, with the sign of |x·y| - |p|
+    std::uint64_t flagged = 0;  // some non-zero term lies below its window
+};
+
+// One normal-or-zero binary64 term (raw bits) into a signed and a second lane pair, the latter with sign `t_sign`
+// (0 or -1). top: the window's base exponent field, >= the term's field and > W (so a zero, field 0, lies below).
+inline void add_to_lanes(std::uint64_t bits, std::int64_t top, std::int64_t t_sign, std::int64_t& s_hi,
+                         std::int64_t& s_lo, std::int64_t& t_hi, std::int64_t& t_lo, std::uint64_t& flagged) noexcept {
+    constexpr std::uint64_t frac = (std::uint64_t{1} << 52) - 1;
+    const auto field = static_cast<std::int64_t>((bits >> 52) & 0x7FF);
+    const std::uint64_t m = (bits & frac) | (std::uint64_t{1} << 52);
+    const std::int64_t shift = field - (top - window);
+    const bool in = shift >= 0;
+    const std::int64_t amount = in ? shift : 0;
+    std::int64_t hi = static_cast<std::int64_t>(m >> 26) << amount;
+    std::int64_t lo = static_cast<std::int64_t>(m & ((std::uint64_t{1} << 26) - 1)) << amount;
+    hi = in ? hi : 0;
+    lo = in ? lo : 0;
+    flagged |= static_cast<std::uint64_t>(!in && field != 0);
+    const std::int64_t sign = -static_cast<std::int64_t>(bits >> 63);
+    s_hi += (hi ^ sign) - sign;
+    s_lo += (lo ^ sign) - sign;
+    t_hi += (hi ^ t_sign) - t_sign;
+    t_lo += (lo ^ t_sign) - t_sign;
+}
+
+// ---- Step D2: exact products of narrow formats ----------------------------------------------------------------------
+
+enum class narrow_kind { f32, f16, bf16 };
+
+// binary64 equal to a finite narrow value: integer operations when the block may hold subnormals, else a hardware
+// conversion (binary32, bfloat16) or a shift and exponent offset (binary16), exact for normal numbers and zeros.
+template <narrow_kind K, bool Subnormals, class Bits>
+inline double widen(Bits b) noexcept {
+    if constexpr (Subnormals) {
+        if constexpr (K == narrow_kind::f32) return std::bit_cast<double>(detail::widen_to_binary64<24, 8>(b));
+        else if constexpr (K == narrow_kind::f16) return std::bit_cast<double>(detail::widen_to_binary64<11, 5>(b));
+        else return std::bit_cast<double>(detail::widen_to_binary64<8, 8>(b));
+    } else if constexpr (K == narrow_kind::f32) {
+        return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+    } else if constexpr (K == narrow_kind::bf16) {
+        return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16));
+    } else {
+        const std::uint64_t magnitude = b & 0x7FFFu;
+        const std::uint64_t sign = static_cast<std::uint64_t>(b >> 15) << 63;
+        const std::uint64_t normal = (magnitude << 42) + (std::uint64_t{1023 - 15} << 52);
+        return std::bit_cast<double>(sign | (magnitude == 0 ? 0 : normal));
+    }
+}
+
+struct field_range {
+    std::uint64_t max_field;
+    std::uint64_t min_field;  // smallest field of a non-zero product, 0x7FF when none
+};
+
+// Pass 1: the largest and smallest exponent fields of the block's exact products.
+template <narrow_kind K, bool Subnormals, class Bits>
+inline field_range narrow_fields(const Bits* x, const Bits* y, std::size_t n) noexcept {
+    std::int64_t hi = 0, lo = 0x7FF;  // signed: GCC vectorizes these reductions, not the unsigned ones
+    for (std::size_t i = 0; i < n; ++i) {
+        const double p = widen<K, Subnormals>(x[i]) * widen<K, Subnormals>(y[i]);  // exact (Step D2)
+        const auto field = static_cast<std::int64_t>((std::bit_cast<std::uint64_t>(p) >> 52) & 0x7FF);
+        const std::int64_t nonzero_field = field == 0 ? 0x7FF : field;
+        hi = hi > field ? hi : field;
+        lo = lo < nonzero_field ? lo : nonzero_field;
+    }
+    return {static_cast<std::uint64_t>(hi), static_cast<std::uint64_t>(lo)};
+}
+
+// Pass 2: lane sums of p (s) and |p| (T) under the window base `top`.
+template <narrow_kind K, bool Subnormals, class Bits>
+inline lane_sums narrow_lanes(const Bits* x, const Bits* y, std::size_t n, std::int64_t top) noexcept {
+    lane_sums r;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double p = widen<K, Subnormals>(x[i]) * widen<K, Subnormals>(y[i]);
+        const std::uint64_t pb = std::bit_cast<std::uint64_t>(p);
+        add_to_lanes(pb, top, 0, r.s_hi, r.s_lo, r.t_hi, r.t_lo, r.flagged);
+    }
+    return r;
+}
+
+// Pass 1 fused with the block test: bit 0 of `kind` = an Inf/NaN operand, bit 1 = a subnormal operand; the field
+// range is valid only for kind == 0 (it was computed with the conversion for normal numbers).
+struct narrow_scan {
+    unsigned kind;
+    field_range fields;
+};
+template <narrow_kind K, class Bits>
+inline narrow_scan narrow_scan_block(const Bits* x, const Bits* y, std::size_t n, Bits field_mask,
+                                     Bits frac_mask) noexcept {
+    Bits special = 0, subnormal = 0;
+    std::int64_t hi = 0, lo = 0x7FF;
+    for (std::size_t i = 0; i < n; ++i) {
+        special |= static_cast<Bits>(((x[i] & field_mask) == field_mask) | ((y[i] & field_mask) == field_mask));
+        subnormal |= static_cast<Bits>((((x[i] & field_mask) == 0) & ((x[i] & frac_mask) != 0)) |
+                                       (((y[i] & field_mask) == 0) & ((y[i] & frac_mask) != 0)));
+        const double p = widen<K, false>(x[i]) * widen<K, false>(y[i]);
+        const auto field = static_cast<std::int64_t>((std::bit_cast<std::uint64_t>(p) >> 52) & 0x7FF);
+        const std::int64_t nonzero_field = field == 0 ? 0x7FF : field;
+        hi = hi > field ? hi : field;
+        lo = lo < nonzero_field ? lo : nonzero_field;
+    }
+    return {(special != 0 ? 1u : 0u) | (subnormal != 0 ? 2u : 0u),
+            {static_cast<std::uint64_t>(hi), static_cast<std::uint64_t>(lo)}};
+}
+
+#define EXACTREF_NARROW_KERNELS(name, K, Bits)                                                                      \
+    EXACTREF_DOT_CLONES narrow_scan scan_##name(const Bits* x, const Bits* y, std::size_t n, Bits field_mask,      \
+                                                Bits frac_mask) {                                                \
+        return narrow_scan_block<K>(x, y, n, field_mask, frac_mask);                                             \
+    }                                                                                                            \
+    EXACTREF_DOT_CLONES field_range fields_##name(const Bits* x, const Bits* y, std::size_t n, bool sub) {        \
+        return sub ? narrow_fields<K, true>(x, y, n) : narrow_fields<K, false>(x, y, n);                        \
+    }                                                                                                            \
+    EXACTREF_DOT_CLONES lane_sums lanes_##name(const Bits* x, const Bits* y, std::size_t n, std::int64_t top,     \
+                                               bool sub) {                                                       \
+        return sub ? narrow_lanes<K, true>(x, y, n, top) : narrow_lanes<K, false>(x, y, n, top);                \
+    }
+EXACTREF_NARROW_KERNELS(f32, narrow_kind::f32, std::uint32_t)
+EXACTREF_NARROW_KERNELS(f16, narrow_kind::f16, std::uint16_t)
+EXACTREF_NARROW_KERNELS(bf16, narrow_kind::bf16, std::uint16_t)
+#undef EXACTREF_NARROW_KERNELS
+
+// ---- Step D3: binary64 TwoProduct with FMA -------------------------------------------------------------------------
+
+// A pair whose product p + e is exact with hardware arithmetic (see Step D3), as 0 or 1 without branches so that the
+// block test vectorizes: both operands normal with -918 <= E_x + E_y <= 1021, or one operand zero and the other finite.
+inline std::uint64_t f64_pair_safe(std::uint64_t x, std::uint64_t y) noexcept {
+    const std::uint64_t fx = (x >> 52) & 0x7FF;
+    const std::uint64_t fy = (y >> 52) & 0x7FF;
+    const std::uint64_t normal = static_cast<std::uint64_t>(fx - 1 < 2046) & static_cast<std::uint64_t>(fy - 1 < 2046) &
+                                 static_cast<std::uint64_t>(fx + fy - (2046 - 918) <= 1021 + 918);
+    const std::uint64_t zero = (static_cast<std::uint64_t>((x << 1) == 0) & static_cast<std::uint64_t>(fy != 0x7FF)) |
+                               (static_cast<std::uint64_t>((y << 1) == 0) & static_cast<std::uint64_t>(fx != 0x7FF));
+    return normal | zero;
+}
+
+// Pass 1 for binary64, fused with the block test: whether every pair is safe, and a window base: the largest
+// f_x + f_y - 1022 (exponent fields), at least the field of every p = fl(x·y) since |x·y| < 2^(E_x + E_y + 2); kept
+// above W so that zero products (field 0) always lie below the window. Meaningful only when every pair is safe.
+struct f64_scan {
+    std::uint64_t safe;
+    std::int64_t top;
+};
+EXACTREF_DOT_CLONES f64_scan f64_scan_block(const double* x, const double* y, std::size_t n) {
+    std::uint64_t ok = 1;
+    std::int64_t hi = window + 1;  // signed: GCC vectorizes this reduction, not the unsigned one
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto xb = std::bit_cast<std::uint64_t>(x[i]), yb = std::bit_cast<std::uint64_t>(y[i]);
+        ok &= f64_pair_safe(xb, yb);
+        const auto sum = static_cast<std::int64_t>(((xb >> 52) & 0x7FF) + ((yb >> 52) & 0x7FF)) - 1022;
+        hi = hi > sum ? hi : sum;
+    }
+    return {ok, hi};
+}
+
+#ifdef EXACTREF_DOT_X86
+// Pass 2 for binary64: lanes of p, |p|, e and e·sign(p). Needs a hardware FMA (the callers check the CPU).
+inline lane_sums f64_lanes(const double* x, const double* y, std::size_t n, std::int64_t top) noexcept {
+    lane_sums r;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double a = x[i];
+        const double b = y[i];
+        const double p = a * b;
+        const double e = __builtin_fma(a, b, -p);  // exact (Step D3)
+        const std::uint64_t pb = std::bit_cast<std::uint64_t>(p);
+        const std::uint64_t eb = std::bit_cast<std::uint64_t>(e);
+        add_to_lanes(pb, top, 0, r.s_hi, r.s_lo, r.t_hi, r.t_lo, r.flagged);
+        add_to_lanes(eb, top - 52, -static_cast<std::int64_t>((eb ^ pb) >> 63), r.es_hi, r.es_lo, r.et_hi, r.et_lo,
+                     r.flagged);
+    }
+    return r;
+}
+inline void f64_two_products(const double* x, const double* y, std::size_t n, std::uint64_t* p,
+                             std::uint64_t* e) noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+        const double a = x[i];
+        const double b = y[i];
+        const double hi = a * b;
+        p[i] = std::bit_cast<std::uint64_t>(hi);
+        e[i] = std::bit_cast<std::uint64_t>(__builtin_fma(a, b, -hi));
+    }
+}
+__attribute__((target("arch=x86-64-v4"))) lane_sums f64_lanes_v4(const double* x, const double* y,
+                                                                 std::size_t n, std::int64_t top) {
+    return f64_lanes(x, y, n, top);
+}
+__attribute__((target("arch=x86-64-v3"))) lane_sums f64_lanes_v3(const double* x, const double* y,
+                                                                 std::size_t n, std::int64_t top) {
+    return f64_lanes(x, y, n, top);
+}
+__attribute__((target("arch=x86-64-v3"))) void f64_two_products_v3(const double* x, const double* y,
+                                                                   std::size_t n, std::uint64_t* p, std::uint64_t* e) {
+    f64_two_products(x, y, n, p, e);
+}
+enum class fma_level { none, v3, v4 };
+fma_level detect_fma() noexcept {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return fma_level::v4;
+    if (__builtin_cpu_supports("x86-64-v3")) return fma_level::v3;
+    return fma_level::none;
+}
+const fma_level host_fma = detect_fma();
+#endif
+
+// Adds one normal-or-zero binary64 term (raw bits, with an extra sign flip for T) that fell below its window.
+void add_term_bits(superaccumulator& s, superaccumulator& t, std::uint64_t bits, bool t_negative) noexcept {
+    const auto field = static_cast<int>((bits >> 52) & 0x7FF);
+    if (field == 0) return;  // zero (never subnormal here)
+    const auto m = static_cast<std::int64_t>((bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52));
+    const bool negative = (bits >> 63) != 0;
+    detail::add_scaled_int64(s, negative ? -m : m, field - 1075);
+    detail::add_scaled_int64(t, t_negative ? -m : m, field - 1075);
+}
+
+// Lane sums into the accumulators (units of 2^(top - 1075 - W), high lanes 2^26 above), then the block's terms and
+// signed-zero state as add(span) would note them: a non-zero product (some T lane non-zero, or a flagged term) sets
+// both flags; when every product is zero, `zero_signs` gives the sign of each (bit 63 of zero_signs(i)).
+template <class ZeroSign>
+void flush_lanes(superaccumulator& s, superaccumulator& t, const lane_sums& r, std::int64_t top, bool with_e,
+                 std::size_t terms, ZeroSign zero_signs) noexcept {
+    const int unit = static_cast<int>(top) - 1075 - window;
+    s.add_lane_sum(r.s_hi, unit + 26);
+    s.add_lane_sum(r.s_lo, unit);
+    t.add_lane_sum(r.t_hi, unit + 26);
+    t.add_lane_sum(r.t_lo, unit);
+    if (with_e) {
+        s.add_lane_sum(r.es_hi, unit - 52 + 26);
+        s.add_lane_sum(r.es_lo, unit - 52);
+        t.add_lane_sum(r.et_hi, unit - 52 + 26);
+        t.add_lane_sum(r.et_lo, unit - 52);
+    }
+    const bool nonzero = r.t_hi != 0 || r.t_lo != 0 || r.flagged != 0;  // T lanes are sums of non-negative terms
+    bool not_negative_zero = nonzero, not_positive_zero = nonzero;
+    if (!nonzero) {
+        for (std::size_t i = 0; i < terms; ++i) {
+            const bool negative = zero_signs(i);
+            not_negative_zero |= !negative;
+            not_positive_zero |= negative;
+        }
+    }
+    s.note_terms(terms, not_negative_zero, not_positive_zero);
+    t.note_terms(terms, terms > 0, nonzero);
+}
+
+// Raw bits of a value, without type punning through pointers.
+template <class T>
+auto bits_of(T x) noexcept {
+    return format_traits<T>::to_bits(x);
+}
+
+}  // namespace
+
+// ---- shared helpers ------------------------------------------------------------------------------------------------
+
+namespace detail {
+
+dot_accumulator::dot_accumulator(const format_info& f) noexcept : f_(&f), min_exponent_(INT_MAX) {}
+
+void dot_accumulator::add_slow(std::uint64_t x, std::uint64_t y) noexcept {
+    const std::uint64_t abs_mask = ~(std::uint64_t{1} << (f_->storage_bits - 1));
+    ref_.sum.add_product_bits(*f_, x, y);
+    ref_.abs_sum.add_product_bits(*f_, x & abs_mask, y & abs_mask);
+    const decoded a = decode_bits(*f_, x);
+    const decoded b = decode_bits(*f_, y);
+    if (!a.is_nan && !a.is_inf && !b.is_nan && !b.is_inf && a.significand != 0 && b.significand != 0)
+        min_exponent_ = std::min(min_exponent_, product_exponent_bits(*f_, x, y));
+}
+
+void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexcept {
+    count_ += n;
+#ifdef EXACTREF_DOT_X86
+    if (host_fma != fma_level::none) {
+        std::array<double, block_size> xs, ys;
+        std::array<std::uint64_t, block_size> ps, es;
+        auto lanes = host_fma == fma_level::v4 ? f64_lanes_v4 : f64_lanes_v3;
+        for (std::size_t start = 0; start < n; start += block_size) {
+            const std::size_t len = std::min(block_size, n - start);
+            const double* xb = x + start;
+            const double* yb = y + start;
+            std::size_t m = len;
+            f64_scan scan = f64_scan_block(xb, yb, len);  // Step D4, pass 1 (and the test of Step D1)
+            if (scan.safe == 0) {  // Step D1: compact the safe pairs, the rest one by one
+                m = 0;
+                for (std::size_t i = 0; i < len; ++i) {
+                    const auto xi = std::bit_cast<std::uint64_t>(xb[i]), yi = std::bit_cast<std::uint64_t>(yb[i]);
+                    if (f64_pair_safe(xi, yi)) {
+                        xs[m] = xb[i];
+                        ys[m] = yb[i];
+                        ++m;
+                    } else {
+                        add_slow(xi, yi);
+                    }
+                }
+                if (m == 0) continue;
+                xb = xs.data();
+                yb = ys.data();
+                scan = f64_scan_block(xb, yb, m);
+            }
+            const std::int64_t top = scan.top;
+            const lane_sums r = lanes(xb, yb, m, top);  // pass 2
+            flush_lanes(ref_.sum, ref_.abs_sum, r, top, true, m, [&](std::size_t i) {
+                return std::signbit(xb[i]) != std::signbit(yb[i]);
+            });
+            if (r.flagged != 0) {  // terms below their window, one by one
+                f64_two_products_v3(xb, yb, m, ps.data(), es.data());
+                for (std::size_t i = 0; i < m; ++i) {
+                    const auto fp = static_cast<std::int64_t>((ps[i] >> 52) & 0x7FF);
+                    const auto fe = static_cast<std::int64_t>((es[i] >> 52) & 0x7FF);
+                    if (top - fp > window) add_term_bits(ref_.sum, ref_.abs_sum, ps[i], false);
+                    if (top - 52 - fe > window)
+                        add_term_bits(ref_.sum, ref_.abs_sum, es[i], ((es[i] ^ ps[i]) >> 63) != 0);
+                }
+            }
+        }
+        return;
+    }
+#endif
+    for (std::size_t i = 0; i < n; ++i) add_slow(std::bit_cast<std::uint64_t>(x[i]), std::bit_cast<std::uint64_t>(y[i]));
+}
+
+void dot_accumulator::add(const std::uint64_t* x, const std::uint64_t* y, std::size_t n) noexcept {
+    std::array<double, block_size> xs, ys;
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        for (std::size_t i = 0; i < len; ++i) {
+            xs[i] = std::bit_cast<double>(x[start + i]);
+            ys[i] = std::bit_cast<double>(y[start + i]);
+        }
+        add(xs.data(), ys.data(), len);
+    }
+}
+
+namespace {
+// Step D1 for p <= 24: moves pairs with an Inf/NaN operand to the integer path, compacting the rest into xs, ys.
+template <class Bits>
+std::size_t compact_specials(const Bits*& xb, const Bits*& yb, std::size_t len, Bits field_mask, Bits* xs, Bits* ys,
+                             detail::dot_accumulator& acc,
+                             void (detail::dot_accumulator::*slow)(std::uint64_t, std::uint64_t)) {
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < len; ++i) {
+        if ((xb[i] & field_mask) == field_mask || (yb[i] & field_mask) == field_mask) {
+            (acc.*slow)(xb[i], yb[i]);
+        } else {
+            xs[m] = xb[i];
+            ys[m] = yb[i];
+            ++m;
+        }
+    }
+    xb = xs;
+    yb = ys;
+    return m;
+}
+
+// Steps D2, D4 for one kind of narrow format.
+template <narrow_kind K, class Bits>
+void add_narrow_block(superaccumulator& s, superaccumulator& t, const Bits* xb, const Bits* yb, std::size_t m,
+                      bool sub, const field_range* known, int& min_field,
+                      field_range (*fields)(const Bits*, const Bits*, std::size_t, bool),
+                      lane_sums (*lanes)(const Bits*, const Bits*, std::size_t, std::int64_t, bool)) {
+    const field_range fr = known != nullptr ? *known : fields(xb, yb, m, sub);
+    min_field = std::min(min_field, static_cast<int>(fr.min_field));  // Step D5
+    const std::int64_t top = std::max<std::int64_t>(static_cast<std::int64_t>(fr.max_field), window + 1);
+    const lane_sums r = lanes(xb, yb, m, top, sub);
+    constexpr Bits sign = static_cast<Bits>(Bits{1} << (8 * sizeof(Bits) - 1));
+    flush_lanes(s, t, r, top, false, m, [&](std::size_t i) { return ((xb[i] ^ yb[i]) & sign) != 0; });
+    if (r.flagged != 0) {
+        for (std::size_t i = 0; i < m; ++i) {
+            const std::uint64_t pb = std::bit_cast<std::uint64_t>(
+                sub ? widen<K, true>(xb[i]) * widen<K, true>(yb[i]) : widen<K, false>(xb[i]) * widen<K, false>(yb[i]));
+            if (top - static_cast<std::int64_t>((pb >> 52) & 0x7FF) > window) add_term_bits(s, t, pb, false);
+        }
+    }
+}
+}  // namespace
+
+void dot_accumulator::add(const std::uint32_t* x, const std::uint32_t* y, std::size_t n) noexcept {
+    count_ += n;
+    std::array<std::uint32_t, block_size> xs, ys;
+    constexpr std::uint32_t field_mask = 0x7F80'0000u, frac_mask = 0x007F'FFFFu;
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        const std::uint32_t* xb = x + start;
+        const std::uint32_t* yb = y + start;
+        std::size_t m = len;
+        const narrow_scan scan = scan_f32(xb, yb, len, field_mask, frac_mask);  // Step D1 and pass 1
+        if (scan.kind & 1u) m = compact_specials<std::uint32_t>(xb, yb, len, field_mask, xs.data(), ys.data(), *this,
+                                                                &dot_accumulator::add_slow);
+        if (m == 0) continue;
+        add_narrow_block<narrow_kind::f32>(ref_.sum, ref_.abs_sum, xb, yb, m, (scan.kind & 2u) != 0,
+                                           scan.kind == 0 ? &scan.fields : nullptr, min_field_, fields_f32, lanes_f32);
+    }
+}
+
+void dot_accumulator::add(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept {
+    count_ += n;
+    std::array<std::uint16_t, block_size> xs, ys;
+    const bool half = f_->id == dtype::float16;
+    const auto field_mask = static_cast<std::uint16_t>(half ? 0x7C00u : 0x7F80u);
+    const auto frac_mask = static_cast<std::uint16_t>(half ? 0x03FFu : 0x007Fu);
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        const std::uint16_t* xb = x + start;
+        const std::uint16_t* yb = y + start;
+        std::size_t m = len;
+        const narrow_scan scan = half ? scan_f16(xb, yb, len, field_mask, frac_mask)
+                                      : scan_bf16(xb, yb, len, field_mask, frac_mask);  // Step D1 and pass 1
+        if (scan.kind & 1u) m = compact_specials<std::uint16_t>(xb, yb, len, field_mask, xs.data(), ys.data(), *this,
+                                                                &dot_accumulator::add_slow);
+        if (m == 0) continue;
+        const field_range* known = scan.kind == 0 ? &scan.fields : nullptr;
+        if (half)
+            add_narrow_block<narrow_kind::f16>(ref_.sum, ref_.abs_sum, xb, yb, m, (scan.kind & 2u) != 0, known,
+                                               min_field_, fields_f16, lanes_f16);
+        else
+            add_narrow_block<narrow_kind::bf16>(ref_.sum, ref_.abs_sum, xb, yb, m, (scan.kind & 2u) != 0, known,
+                                                min_field_, fields_bf16, lanes_bf16);
+    }
+}
+
+void dot_accumulator::add_wide(const std::uint64_t* x, const std::uint64_t* y, std::size_t n) noexcept {
+    if (f_->storage_bits == 64) {
+        add(x, y, n);
+        return;
+    }
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        if (f_->storage_bits == 32) {
+            std::array<std::uint32_t, block_size> xs, ys;
+            for (std::size_t i = 0; i < len; ++i) {
+                xs[i] = static_cast<std::uint32_t>(x[start + i]);
+                ys[i] = static_cast<std::uint32_t>(y[start + i]);
+            }
+            add(xs.data(), ys.data(), len);
+        } else {
+            std::array<std::uint16_t, block_size> xs, ys;
+            for (std::size_t i = 0; i < len; ++i) {
+                xs[i] = static_cast<std::uint16_t>(x[start + i]);
+                ys[i] = static_cast<std::uint16_t>(y[start + i]);
+            }
+            add(xs.data(), ys.data(), len);
+        }
+    }
+}
+
+void dot_accumulator::add_term(std::uint64_t bits) noexcept {
+    ++count_;
+    ref_.sum.add_bits(*f_, bits);
+    ref_.abs_sum.add_bits(*f_, bits & ~(std::uint64_t{1} << (f_->storage_bits - 1)));
+}
+
+void dot_accumulator::finish(reference& out) noexcept {
+    // Step D5
+    int smallest = min_exponent_;
+    if (min_field_ != 0x7FF) smallest = std::min(smallest, min_field_ - 1023);
+    const int clamped = std::min(smallest, f_->emin);
+    ref_.count = count_;
+    ref_.term_format = f_->id;
+    ref_.is_dot = true;
+    ref_.min_product_exponent = clamped;
+    ref_.product_may_underflow = clamped < f_->emin;
+    out = std::move(ref_);
+}
+
+}  // namespace detail
+
+int product_exponent_bits(const format_info& f, std::uint64_t x_bits, std::uint64_t y_bits) noexcept {
+    const decoded a = decode_bits(f, x_bits);
+    const decoded b = decode_bits(f, y_bits);
+    const detail::uint128 m = static_cast<detail::uint128>(a.significand) * b.significand;
+    const auto high = static_cast<std::uint64_t>(m >> 64);
+    const int width = high != 0 ? 64 + std::bit_width(high) : std::bit_width(static_cast<std::uint64_t>(m));
+    return width - 1 + a.exponent + b.exponent;
+}
+
+// ---- the public entry points ---------------------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+using bits_t = typename format_traits<T>::bits_type;
+
+// Gathers blocks of strided operands as raw bits and feeds the accumulator (Step D1).
+template <floating_format T>
+reference dot_impl(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
+                   std::optional<T> initial) {
+    detail::dot_accumulator acc(format_traits<T>::info);
+    if constexpr (std::is_same_v<T, double>) {
+        if (incx == 1 && incy == 1) {
+            acc.add(x, y, n);
+            if (initial) acc.add_term(bits_of(*initial));
+            reference r;
+            acc.finish(r);
+            return r;
+        }
+    }
+    std::array<bits_t<T>, block_size> xb, yb;
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        if (incx == 1 && incy == 1) {
+            std::memcpy(xb.data(), x + start, len * sizeof(T));  // T is its bits (trivially copyable, same size)
+            std::memcpy(yb.data(), y + start, len * sizeof(T));
+        } else {
+            for (std::size_t i = 0; i < len; ++i) {
+                const auto at = static_cast<std::ptrdiff_t>(start + i);
+                xb[i] = bits_of(x[at * incx]);
+                yb[i] = bits_of(y[at * incy]);
+            }
+        }
+        acc.add(xb.data(), yb.data(), len);
+    }
+    if (initial) acc.add_term(bits_of(*initial));
+    reference r;
+    acc.finish(r);
+    return r;
+}
+
+template <floating_format T>
+void check_lengths(std::size_t nx, std::size_t ny) {
+    if (nx != ny)
+        throw std::invalid_argument("exactref::dot: x has " + std::to_string(nx) + " elements and y has " +
+                                    std::to_string(ny) + ": pass two vectors of the same length");
+}
+
+}  // namespace
+
+template <floating_format T>
+reference dot(std::span<const T> x, std::span<const T> y) {
+    check_lengths<T>(x.size(), y.size());
+    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), std::nullopt);
+}
+
+template <floating_format T>
+reference dot(std::span<const T> x, std::span<const T> y, T initial) {
+    check_lengths<T>(x.size(), y.size());
+    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), initial);
+}
+
+template <floating_format T>
+reference dot_strided(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
+                      std::optional<T> initial) {
+    return dot_impl<T>(x, incx, y, incy, n, initial);
+}
+
+#define EXACTREF_INSTANTIATE_DOT(T)                                                                       \
+    template reference dot<T>(std::span<const T>, std::span<const T>);                                    \
+    template reference dot<T>(std::span<const T>, std::span<const T>, T);                                 \
+    template reference dot_strided<T>(const T*, std::ptrdiff_t, const T*, std::ptrdiff_t, std::size_t,    \
+                                      std::optional<T>);
+EXACTREF_INSTANTIATE_DOT(double)
+EXACTREF_INSTANTIATE_DOT(float)
+EXACTREF_INSTANTIATE_DOT(float16)
+EXACTREF_INSTANTIATE_DOT(bfloat16)
+#undef EXACTREF_INSTANTIATE_DOT
+
+}  // namespace exactref

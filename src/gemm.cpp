@@ -1,0 +1,469 @@
+// Exact matrix products: planning, the compact product_reference and the per-element references
+// (docs/algorithms/ozaki.md; the GEMMs themselves are in gemm_sliced.cpp).
+//
+// Step S1  Copy A, B (transposed) and C0 as raw bits; per row of A and column of B: the grid top E_i / F_j (the smallest
+//          power of two above every finite |entry|), the smallest floor(log2 |entry|), the Inf/NaN entries.
+// Step S2  Plan: w = floor((53 - ceil(log2 K)) / 2), so K·2^(2w) <= 2^53. An entry needs ceil((top - lowest set bit)/w)
+//          slices; s_A and s_B minimise the estimated time of 2·s_A·s_B GEMMs plus the far entries (bits below the last
+//          slice), each added exactly per element later. `automatic` compares with the per-element path.
+// Step S3, S4  gemm_sliced.cpp.
+// Step S5  element(i, j): the level sums at their exponents E_i + F_j - (t + 2)·w, the far parts (a_far·b and
+//          a_near·b_far, exact 106-bit products), the Inf/NaN products, the signed-zero state, C0(i, j), and
+//          min_product_exponent; the same reference exactref::dot gives, bit for bit.
+#include "exactref/gemm.h"
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "dot_kernels.h"
+#include "exactref/detail/uint128.h"
+#include "exactref/dot.h"
+#include "gemm_state.h"
+
+namespace exactref {
+
+namespace detail {
+
+entry_parts split_entry(const format_info& f, std::uint64_t bits) noexcept {
+    const decoded d = decode_bits(f, bits);
+    entry_parts e;
+    e.special = d.is_nan || d.is_inf;
+    e.negative = d.negative;
+    e.significand = e.special ? 0 : d.significand;
+    e.exponent = d.exponent;
+    return e;
+}
+
+int slices_needed(const entry_parts& e, int top, int w) noexcept {
+    if (e.special || e.significand == 0) return 0;
+    const int lowest = e.exponent + std::countr_zero(e.significand);
+    return (top - lowest + w - 1) / w;
+}
+
+std::uint64_t far_significand(const entry_parts& e, int top, int w, int slices) noexcept {
+    const int cut = top - slices * w;  // bits at positions below `cut` are far
+    const int shift = cut - e.exponent;
+    if (shift <= 0) return 0;
+    if (shift >= 64) return e.significand;
+    return e.significand & ((std::uint64_t{1} << shift) - 1);
+}
+
+void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
+                  const std::function<void(std::size_t, std::size_t)>& f) {
+    grain = std::max<std::size_t>(grain, 1);
+    const std::size_t pieces = (count + grain - 1) / grain;
+    const int workers = static_cast<int>(std::min<std::size_t>(threads == 0 ? 1 : threads, pieces));
+    if (workers <= 1) {
+        if (count > 0) f(0, count);
+        return;
+    }
+    // OpenMP, so that Eigen's GEMM inside a piece sees a parallel region and does not start threads of its own.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(workers)
+    for (std::size_t piece = 0; piece < pieces; ++piece) f(piece * grain, std::min(count, (piece + 1) * grain));
+}
+
+}  // namespace detail
+
+namespace {
+
+unsigned resolve_threads(unsigned threads) {
+    if (threads != 0) return threads;
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : hw;
+}
+
+// Adds ±(m1·2^e1)·(m2·2^e2) exactly (m1, m2 < 2^64, product split at 2^53 so both halves fit an int64 lane).
+void add_product_parts(superaccumulator& acc, bool negative, std::uint64_t m1, int e1, std::uint64_t m2,
+                       int e2) noexcept {
+    const detail::uint128 prod = static_cast<detail::uint128>(m1) * m2;
+    constexpr detail::uint128 low_mask = (detail::uint128{1} << 53) - 1;
+    const auto lo = static_cast<std::int64_t>(static_cast<std::uint64_t>(prod & low_mask));
+    const detail::uint128 hi_all = prod >> 53;
+    const auto hi = static_cast<std::int64_t>(static_cast<std::uint64_t>(hi_all & low_mask));
+    const auto top = static_cast<std::int64_t>(static_cast<std::uint64_t>(hi_all >> 53));
+    detail::add_scaled_int64(acc, negative ? -lo : lo, e1 + e2);
+    detail::add_scaled_int64(acc, negative ? -hi : hi, e1 + e2 + 53);
+    detail::add_scaled_int64(acc, negative ? -top : top, e1 + e2 + 106);
+}
+
+// Step S5 for the sliced method, into a freshly constructed reference.
+void build_sliced_element(const product_reference::state& st, std::size_t i, std::size_t j, reference& out) {
+    const format_info& f = *st.f;
+    const std::size_t k = st.k;
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    const std::uint64_t* a = st.a.data() + i * k;
+    const std::uint64_t* b = st.bt.data() + j * k;
+    const std::size_t levels = static_cast<std::size_t>(st.levels);
+    bool nonzero = false;  // some finite product is non-zero
+
+    if (levels > 0) {
+        const int top = st.row_top[i] + st.col_top[j];
+        const std::int64_t* s = st.s_levels.data() + (j * st.m + i) * levels;
+        const std::int64_t* t = st.t_levels.data() + (j * st.m + i) * levels;
+        for (std::size_t lv = 0; lv < levels; ++lv) {
+            const int e = top - (static_cast<int>(lv) + 2) * st.w;
+            detail::add_scaled_int64(out.sum, s[lv], e);
+            detail::add_scaled_int64(out.abs_sum, t[lv], e);
+            nonzero |= t[lv] != 0;
+        }
+    }
+    // Far parts: a_far·b over the far entries of row i, a_near·b_far over the far entries of column j.
+    for (const std::uint32_t l : st.far_a[i]) {
+        const detail::entry_parts x = detail::split_entry(f, a[l]);
+        const detail::entry_parts y = detail::split_entry(f, b[l]);
+        if (y.special || y.significand == 0) continue;
+        const std::uint64_t xf = detail::far_significand(x, st.row_top[i], st.w, st.sa);
+        add_product_parts(out.sum, x.negative != y.negative, xf, x.exponent, y.significand, y.exponent);
+        add_product_parts(out.abs_sum, false, xf, x.exponent, y.significand, y.exponent);
+        nonzero |= xf != 0;
+    }
+    for (const std::uint32_t l : st.far_b[j]) {
+        const detail::entry_parts x = detail::split_entry(f, a[l]);
+        if (x.special || x.significand == 0) continue;
+        const detail::entry_parts y = detail::split_entry(f, b[l]);
+        const std::uint64_t xn = x.significand - detail::far_significand(x, st.row_top[i], st.w, st.sa);
+        const std::uint64_t yf = detail::far_significand(y, st.col_top[j], st.w, st.sb);
+        add_product_parts(out.sum, x.negative != y.negative, xn, x.exponent, yf, y.exponent);
+        add_product_parts(out.abs_sum, false, xn, x.exponent, yf, y.exponent);
+        nonzero |= xn != 0 && yf != 0;
+    }
+    // Inf/NaN products, each once.
+    std::uint64_t specials = 0;
+    for (const std::uint32_t l : st.special_a[i]) {
+        out.sum.add_product_bits(f, a[l], b[l]);
+        out.abs_sum.add_product_bits(f, a[l] & ~sign, b[l] & ~sign);
+        ++specials;
+    }
+    for (const std::uint32_t l : st.special_b[j]) {
+        if (detail::split_entry(f, a[l]).special) continue;  // counted with row i
+        out.sum.add_product_bits(f, a[l], b[l]);
+        out.abs_sum.add_product_bits(f, a[l] & ~sign, b[l] & ~sign);
+        ++specials;
+    }
+    // Terms and the signed-zero state of the finite products (as the dot path records them).
+    const std::uint64_t products = k - specials;
+    bool not_negative_zero = nonzero, not_positive_zero = nonzero;
+    if (!nonzero && products > 0) {  // every finite product is a signed zero: sign x XOR sign y
+        for (std::size_t l = 0; l < k; ++l) {
+            if (detail::split_entry(f, a[l]).special || detail::split_entry(f, b[l]).special) continue;
+            const bool negative = ((a[l] ^ b[l]) & sign) != 0;
+            not_negative_zero |= !negative;
+            not_positive_zero |= negative;
+        }
+    }
+    out.sum.note_terms(products, not_negative_zero, not_positive_zero);
+    out.abs_sum.note_terms(products, products > 0, nonzero);
+}
+
+// min_product_exponent of element (i, j) (reference.h), exact: only elements whose bound says a product could lie
+// below 2^emin look at their K products.
+int element_min_product_exponent(const product_reference::state& st, std::size_t i, std::size_t j) {
+    const format_info& f = *st.f;
+    const int ra = st.row_min_exponent[i], cb = st.col_min_exponent[j];
+    if (ra == INT_MAX || cb == INT_MAX || ra + cb >= f.emin) return f.emin;
+    int smallest = f.emin;
+    const std::uint64_t* a = st.a.data() + i * st.k;
+    const std::uint64_t* b = st.bt.data() + j * st.k;
+    for (std::size_t l = 0; l < st.k; ++l) {
+        const detail::entry_parts x = detail::split_entry(f, a[l]);
+        const detail::entry_parts y = detail::split_entry(f, b[l]);
+        if (x.special || y.special || x.significand == 0 || y.significand == 0) continue;
+        smallest = std::min(smallest, product_exponent_bits(f, a[l], b[l]));
+    }
+    return smallest;
+}
+
+// The whole of Step S5 (either method), into a freshly constructed reference.
+void build_element(const product_reference::state& st, std::size_t i, std::size_t j, reference& out) {
+    const format_info& f = *st.f;
+    if (st.plan.method == matmul_method::per_element) {
+        detail::dot_accumulator acc(f);
+        acc.add_wide(st.a.data() + i * st.k, st.bt.data() + j * st.k, st.k);
+        if (st.has_c) acc.add_term(st.c[i * st.n + j]);
+        acc.finish(out);
+        return;
+    }
+    build_sliced_element(st, i, j, out);
+    if (st.has_c) {
+        const std::uint64_t c = st.c[i * st.n + j];
+        out.sum.add_bits(f, c);
+        out.abs_sum.add_bits(f, c & ~(std::uint64_t{1} << (f.storage_bits - 1)));
+    }
+    const int smallest = element_min_product_exponent(st, i, j);
+    out.count = st.k + (st.has_c ? 1 : 0);
+    out.term_format = f.id;
+    out.is_dot = true;
+    out.min_product_exponent = smallest;
+    out.product_may_underflow = smallest < f.emin;
+}
+
+// ---- Step S1: copies and per-row / per-column facts ---------------------------------------------------------------
+
+template <floating_format T>
+void copy_bits(const matrix_view<T>& v, bool transpose, std::vector<std::uint64_t>& out) {
+    out.resize(v.rows * v.cols);
+    if (!transpose) {
+        for (std::size_t i = 0; i < v.rows; ++i)
+            for (std::size_t j = 0; j < v.cols; ++j) out[i * v.cols + j] = format_traits<T>::to_bits(v(i, j));
+    } else {
+        for (std::size_t i = 0; i < v.rows; ++i)
+            for (std::size_t j = 0; j < v.cols; ++j) out[j * v.rows + i] = format_traits<T>::to_bits(v(i, j));
+    }
+}
+
+// For each row of a row-major rows x k bit matrix: grid top, smallest floor(log2 |x|), Inf/NaN columns.
+void scan_rows(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows, std::size_t k,
+               std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials) {
+    top.assign(rows, INT_MIN);
+    min_exponent.assign(rows, INT_MAX);
+    specials.offsets.assign(rows + 1, 0);
+    specials.index.clear();
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t l = 0; l < k; ++l) {
+            const detail::entry_parts e = detail::split_entry(f, bits[r * k + l]);
+            if (e.special) {
+                specials.index.push_back(static_cast<std::uint32_t>(l));
+                continue;
+            }
+            if (e.significand == 0) continue;
+            const int width = std::bit_width(e.significand);
+            top[r] = std::max(top[r], e.exponent + width);
+            min_exponent[r] = std::min(min_exponent[r], e.exponent + width - 1);
+        }
+        specials.offsets[r + 1] = specials.index.size();
+        if (top[r] == INT_MIN) top[r] = 0;  // no finite non-zero entry: every slice is zero
+    }
+}
+
+// Histogram of the slices each entry needs (index capped at `cap`).
+std::vector<std::size_t> slice_histogram(const format_info& f, const std::vector<std::uint64_t>& bits,
+                                         std::size_t rows, std::size_t k, const std::vector<int>& top, int w,
+                                         int cap) {
+    std::vector<std::size_t> hist(static_cast<std::size_t>(cap) + 1, 0);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t l = 0; l < k; ++l) {
+            const int s = detail::slices_needed(detail::split_entry(f, bits[r * k + l]), top[r], w);
+            ++hist[static_cast<std::size_t>(std::min(s, cap))];
+        }
+    return hist;
+}
+
+detail::index_lists far_entries(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows,
+                                std::size_t k, const std::vector<int>& top, int w, int slices) {
+    detail::index_lists out;
+    out.offsets.assign(rows + 1, 0);
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t l = 0; l < k; ++l)
+            if (detail::slices_needed(detail::split_entry(f, bits[r * k + l]), top[r], w) > slices)
+                out.index.push_back(static_cast<std::uint32_t>(l));
+        out.offsets[r + 1] = out.index.size();
+    }
+    return out;
+}
+
+// ---- Step S2: the plan ----------------------------------------------------------------------------------------------
+
+constexpr int max_slices = 16;  // per side; entries needing more are far (added per element)
+
+// Estimated ns per product of the per-element path (exactref::dot, one thread; bench_dot on the 2-core CI machine:
+// 1.9 ns binary32, 3.1 ns binary64), by format.
+double per_element_product_ns(const format_info& f) {
+    return f.id == dtype::float64 ? 3.1 : 1.9;
+}
+constexpr double far_product_ns = 40.0;  // one exact 106-bit far product into s and T (two accumulators)
+constexpr double level_ns = 1.0;         // per slice product per element: conversion to the level sums
+
+int slice_width(std::size_t k) {
+    const int log2k = k <= 1 ? 0 : std::bit_width(k - 1);  // ceil(log2 K)
+    return (53 - log2k) / 2;                                // K·2^(2w) <= 2^53
+}
+
+template <floating_format T>
+void check_shapes(const matrix_view<T>& a, const matrix_view<T>& b, const matrix_view<T>* c0) {
+    auto shape = [](const auto& v) { return std::to_string(v.rows) + " x " + std::to_string(v.cols); };
+    if (a.cols != b.rows)
+        throw std::invalid_argument("exactref::matmul: A is " + shape(a) + " and B is " + shape(b) +
+                                    ": the columns of A must equal the rows of B");
+    if (c0 != nullptr && (c0->rows != a.rows || c0->cols != b.cols))
+        throw std::invalid_argument("exactref::matmul: C0 is " + shape(*c0) + " but A·B is " +
+                                    std::to_string(a.rows) + " x " + std::to_string(b.cols) +
+                                    ": pass an existing output of the product's shape");
+    if ((a.data == nullptr && a.rows * a.cols != 0) || (b.data == nullptr && b.rows * b.cols != 0))
+        throw std::invalid_argument("exactref::matmul: a matrix view with elements has a null data pointer");
+    if (a.cols > std::numeric_limits<std::uint32_t>::max())
+        throw std::invalid_argument("exactref::matmul: K = " + std::to_string(a.cols) + " exceeds 2^32 - 1");
+}
+
+}  // namespace
+
+// ---- public API -----------------------------------------------------------------------------------------------------
+
+template <floating_format T>
+matrix_view<T> row_major(std::span<const T> data, std::size_t rows, std::size_t cols) {
+    std::size_t size = 0;
+    if (__builtin_mul_overflow(rows, cols, &size) || data.size() != size)
+        throw std::invalid_argument("exactref::row_major: " + std::to_string(data.size()) + " elements for a " +
+                                    std::to_string(rows) + " x " + std::to_string(cols) +
+                                    " matrix: pass exactly rows * cols elements");
+    return {data.data(), rows, cols, static_cast<std::ptrdiff_t>(cols), 1};
+}
+
+template <floating_format T>
+matrix_view<T> col_major(std::span<const T> data, std::size_t rows, std::size_t cols) {
+    std::size_t size = 0;
+    if (__builtin_mul_overflow(rows, cols, &size) || data.size() != size)
+        throw std::invalid_argument("exactref::col_major: " + std::to_string(data.size()) + " elements for a " +
+                                    std::to_string(rows) + " x " + std::to_string(cols) +
+                                    " matrix: pass exactly rows * cols elements");
+    return {data.data(), rows, cols, 1, static_cast<std::ptrdiff_t>(rows)};
+}
+
+std::string matmul_plan::describe() const {
+    if (method != matmul_method::sliced) return "per element: one superaccumulator dot product per element";
+    const int gemms = slices_a * slices_b;
+    return "sliced: " + std::to_string(slices_a) + " x " + std::to_string(slices_b) + " slices of " +
+           std::to_string(slice_bits) + " bits (" + std::to_string(gemms) + " slice GEMMs for s, " +
+           std::to_string(gemms) + " for T), " + std::to_string(far_a) + " + " + std::to_string(far_b) +
+           " far entries, " + std::to_string(special_a) + " + " + std::to_string(special_b) + " Inf/NaN entries";
+}
+
+product_reference::product_reference() : state_(std::make_unique<state>()) {}
+product_reference::product_reference(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
+product_reference::~product_reference() = default;
+product_reference::product_reference(product_reference&&) noexcept = default;
+product_reference& product_reference::operator=(product_reference&&) noexcept = default;
+
+std::size_t product_reference::rows() const noexcept { return state_->m; }
+std::size_t product_reference::cols() const noexcept { return state_->n; }
+std::size_t product_reference::inner() const noexcept { return state_->k; }
+dtype product_reference::term_format() const noexcept { return state_->f->id; }
+bool product_reference::has_initial() const noexcept { return state_->has_c; }
+const matmul_plan& product_reference::plan() const noexcept { return state_->plan; }
+
+void product_reference::element(std::size_t i, std::size_t j, reference& out) const {
+    if (i >= state_->m || j >= state_->n)
+        throw std::out_of_range("exactref::product_reference::element(" + std::to_string(i) + ", " +
+                                std::to_string(j) + "): the product is " + std::to_string(state_->m) + " x " +
+                                std::to_string(state_->n));
+    out = reference{};
+    build_element(*state_, i, j, out);
+}
+
+reference product_reference::element(std::size_t i, std::size_t j) const {
+    reference r;
+    element(i, j, r);
+    return r;
+}
+
+reference_array product_reference::to_array(unsigned threads) const {
+    const state& st = *state_;
+    reference_array out;
+    out.rows = st.m;
+    out.cols = st.n;
+    out.elements.resize(st.m * st.n);
+    detail::parallel_for(st.m * st.n, resolve_threads(threads), 256, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t e = begin; e < end; ++e) build_element(st, e / st.n, e % st.n, out.elements[e]);
+    });
+    return out;
+}
+
+template <floating_format T>
+product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_view<T>* c0,
+                               const matmul_options& options) {
+    check_shapes(a, b, c0);
+    if (options.max_slices < 0 || options.max_slices > max_slices)
+        throw std::invalid_argument("exactref::matmul: max_slices = " + std::to_string(options.max_slices) +
+                                    " is outside 0 .. " + std::to_string(max_slices) + " (0 lets the planner choose)");
+    auto st = std::make_unique<product_reference::state>();
+    const format_info& f = format_traits<T>::info;
+    st->m = a.rows;
+    st->n = b.cols;
+    st->k = a.cols;
+    st->f = &f;
+    st->has_c = c0 != nullptr;
+    // Step S1
+    copy_bits(a, false, st->a);
+    copy_bits(b, true, st->bt);
+    if (c0 != nullptr) copy_bits(*c0, false, st->c);
+    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a);
+    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b);
+    st->plan.special_a = st->special_a.total();
+    st->plan.special_b = st->special_b.total();
+    st->far_a.offsets.assign(st->m + 1, 0);
+    st->far_b.offsets.assign(st->n + 1, 0);
+
+    const unsigned threads = resolve_threads(options.threads);
+    const std::size_t m = st->m, n = st->n, k = st->k;
+    const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    if (options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0) {
+        st->plan.method = matmul_method::per_element;
+        return product_reference(std::move(st));
+    }
+
+    // Step S2: slice width and counts.
+    const int w = slice_width(k);
+    const std::vector<std::size_t> hist_a = slice_histogram(f, st->a, m, k, st->row_top, w, max_slices + 1);
+    const std::vector<std::size_t> hist_b = slice_histogram(f, st->bt, n, k, st->col_top, w, max_slices + 1);
+    auto far_count = [](const std::vector<std::size_t>& hist, int s) {
+        std::size_t count = 0;
+        for (std::size_t t = static_cast<std::size_t>(s) + 1; t < hist.size(); ++t) count += hist[t];
+        return count;
+    };
+    double best = std::numeric_limits<double>::infinity();
+    int best_a = 1, best_b = 1;
+    const double fma_ns = detail::eigen_fma_ns();
+    const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
+    for (int sa = 1; sa <= cap; ++sa) {
+        for (int sb = 1; sb <= cap; ++sb) {
+            const double pairs = static_cast<double>(sa * sb);
+            const double cost = 2 * pairs * mnk * fma_ns +
+                                2 * pairs * static_cast<double>(m * n) * level_ns +
+                                (static_cast<double>(far_count(hist_a, sa)) * static_cast<double>(n) +
+                                 static_cast<double>(far_count(hist_b, sb)) * static_cast<double>(m)) *
+                                    far_product_ns;
+            if (cost < best) {
+                best = cost;
+                best_a = sa;
+                best_b = sb;
+            }
+        }
+    }
+    if (options.method == matmul_method::automatic && mnk * per_element_product_ns(f) < best) {
+        st->plan.method = matmul_method::per_element;
+        return product_reference(std::move(st));
+    }
+    st->plan.method = matmul_method::sliced;
+    st->w = w;
+    st->sa = best_a;
+    st->sb = best_b;
+    st->levels = best_a + best_b - 1;
+    st->plan.slice_bits = w;
+    st->plan.slices_a = best_a;
+    st->plan.slices_b = best_b;
+    st->far_a = far_entries(f, st->a, m, k, st->row_top, w, best_a);
+    st->far_b = far_entries(f, st->bt, n, k, st->col_top, w, best_b);
+    st->plan.far_a = st->far_a.total();
+    st->plan.far_b = st->far_b.total();
+    // Steps S3, S4
+    detail::build_sliced_levels(*st, threads);
+    return product_reference(std::move(st));
+}
+
+#define EXACTREF_INSTANTIATE_GEMM(T)                                                                              \
+    template matrix_view<T> row_major<T>(std::span<const T>, std::size_t, std::size_t);                          \
+    template matrix_view<T> col_major<T>(std::span<const T>, std::size_t, std::size_t);                          \
+    template product_reference exact_matmul<T>(matrix_view<T>, matrix_view<T>, const matrix_view<T>*,            \
+                                               const matmul_options&);
+EXACTREF_INSTANTIATE_GEMM(double)
+EXACTREF_INSTANTIATE_GEMM(float)
+EXACTREF_INSTANTIATE_GEMM(float16)
+EXACTREF_INSTANTIATE_GEMM(bfloat16)
+#undef EXACTREF_INSTANTIATE_GEMM
+
+}  // namespace exactref

@@ -1,0 +1,86 @@
+// Internal to src/gemm*.cpp: what product_reference keeps (docs/algorithms/ozaki.md, "Layout").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "exactref/format.h"
+#include "exactref/gemm.h"
+
+namespace exactref {
+
+namespace detail {
+
+/// Lists of column indices per row (compressed rows): row r holds index[offsets[r] .. offsets[r+1]).
+struct index_lists {
+    std::vector<std::size_t> offsets;
+    std::vector<std::uint32_t> index;
+    std::span<const std::uint32_t> operator[](std::size_t r) const noexcept {
+        return {index.data() + offsets[r], offsets[r + 1] - offsets[r]};
+    }
+    std::size_t total() const noexcept { return index.size(); }
+};
+
+/// A finite value in integer parts: (negative ? -1 : 1)·significand·2^exponent (exponent of the lowest significand
+/// bit); special = Inf or NaN.
+struct entry_parts {
+    bool special = false;
+    bool negative = false;
+    std::uint64_t significand = 0;
+    int exponent = 0;
+};
+entry_parts split_entry(const format_info& f, std::uint64_t bits) noexcept;
+
+/// Number of slices of w bits below a grid top `top` that an entry needs so that no set bit is left below the last:
+/// ceil((top - lowest set bit) / w); 0 for zeros and specials.
+int slices_needed(const entry_parts& e, int top, int w) noexcept;
+
+/// The part of an entry below the last of `slices` slices under `top` (its "far" bits), as a significand at the same
+/// exponent (the rest is the "near" part, entry - far, with the same sign).
+std::uint64_t far_significand(const entry_parts& e, int top, int w, int slices) noexcept;
+
+}  // namespace detail
+
+struct product_reference::state {
+    // Shape, format, the inputs as raw bits.
+    std::size_t m = 0, n = 0, k = 0;
+    const format_info* f = &binary64_info;
+    bool has_c = false;
+    matmul_plan plan;
+    std::vector<std::uint64_t> a;   // A, row-major m x k
+    std::vector<std::uint64_t> bt;  // B transposed, row-major n x k: column j of B is bt[j·k .. j·k + k)
+    std::vector<std::uint64_t> c;   // C0, row-major m x n (empty without one)
+
+    // For min_product_exponent: min floor(log2 |x|) over the finite non-zero entries of each row of A / column of B
+    // (INT_MAX when there is none); floor(log2 |a·b|) >= the sum of the two.
+    std::vector<int> row_min_exponent, col_min_exponent;
+    // Inf/NaN entries: per row of A the columns l, per column of B the rows l.
+    detail::index_lists special_a, special_b;
+
+    // Sliced method (Steps S1-S5 of ozaki.md).
+    int w = 0;                       // slice width in bits
+    int sa = 0, sb = 0;              // slices per row of A, per column of B
+    int levels = 0;                  // sa + sb - 1
+    std::vector<int> row_top;        // E_i: |A(i, l)| < 2^E_i for every finite l
+    std::vector<int> col_top;        // F_j: |B(l, j)| < 2^F_j
+    // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
+    // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q|.
+    std::vector<std::int64_t> s_levels, t_levels;
+    // Entries with bits below the last slice ("far"): per row of A the columns l, per column of B the rows l.
+    detail::index_lists far_a, far_b;
+};
+
+namespace detail {
+/// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with Eigen's GEMM.
+void build_sliced_levels(product_reference::state& st, unsigned threads);
+/// Time of one binary64 multiply-add inside Eigen's GEMM as compiled here, in ns per thread (for the planner).
+double eigen_fma_ns() noexcept;
+/// Runs f(begin, end) over [0, count) split into pieces on `threads` workers (the calling thread is one of them).
+void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
+                  const std::function<void(std::size_t, std::size_t)>& f);
+}  // namespace detail
+
+}  // namespace exactref

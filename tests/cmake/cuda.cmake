@@ -1,0 +1,18 @@
+# The CUDA face's tests (docs/cuda.md).
+#   test_cuda_*.cpp  the block emulator and the device arithmetic on the host compiler: always built and run, with or
+#                    without CUDA. Compiled without floating-point contraction, like the trees they check.
+#   test_gpu_*.cpp   the real kernels. With exactref::cuda built they link it (EXACTREF_HAVE_CUDA) and skip, with the
+#                    reason, when no device is present; without it they compile to a test that skips and says so.
+file(GLOB _exactref_cuda_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_*.cpp
+                                                 ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_*.cpp)
+set_source_files_properties(${_exactref_cuda_tests} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off;-fno-fast-math")
+file(GLOB _exactref_gpu_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_*.cpp)
+foreach(src ${_exactref_gpu_tests})
+  get_filename_component(name ${src} NAME_WE)
+  if(TARGET ${name} AND TARGET exactref_cuda)
+    target_link_libraries(${name} PRIVATE exactref::cuda)
+    target_compile_definitions(${name} PRIVATE EXACTREF_HAVE_CUDA=1)
+  endif()
+endforeach()
+unset(_exactref_cuda_tests)
+unset(_exactref_gpu_tests)

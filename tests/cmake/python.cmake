@@ -1,0 +1,12 @@
+# pytest over the Python package (tests/python/test_*.py), label "python": scripts/python-test creates or updates the
+# project virtual environment .venv, pip-installs exactref when its sources changed, and runs pytest. The first run
+# builds the extension (a few minutes on two cores); later runs only re-run pytest.
+add_test(NAME python_pytest COMMAND ${PROJECT_SOURCE_DIR}/scripts/python-test
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(python_pytest PROPERTIES LABELS python TIMEOUT 3000)
+
+# `pip install .` into a new environment with build isolation (nanobind, scikit-build-core from PyPI) and a fresh build
+# folder, then the acceptance test: issue 5's "installs on a fresh machine". A full build: label "long" (`make long`).
+add_test(NAME python_fresh_install COMMAND ${PROJECT_SOURCE_DIR}/scripts/python-test --fresh-install
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(python_fresh_install PROPERTIES LABELS long TIMEOUT 3000)

@@ -1,0 +1,329 @@
+"""Reference.covers and bound for every standard: real summation orders are covered, planted values just outside the
+bound (computed here with fractions, independently of exactref) are not, and the special-value rules hold."""
+
+import math
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import exactref as er
+from exact_oracle import FORMATS, abs_sum, exact_sum, next_down, next_up, round_to, to_dtype, ulp_exponent
+
+
+def u_of(name):
+    return Fraction(1, 2 ** FORMATS[name][0])
+
+
+def gamma(k, u):
+    return k * u / (1 - k * u)
+
+
+def rounded_up_double(q):
+    d = float(q)
+    if Fraction(d) < q:
+        d = math.nextafter(d, math.inf)
+    return d
+
+
+float32_lists = st.lists(
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, width=32), min_size=1, max_size=300)
+
+
+def left_fold(values, dtype):
+    total = values[0]
+    for v in values[1:]:
+        total = dtype(total + v)
+    return total
+
+
+def random_tree(values, rng, dtype):
+    """A random binary tree over `values` in order: (result, height), every addition rounded to dtype."""
+    if len(values) == 1:
+        return values[0], 0
+    cut = rng.randint(1, len(values) - 1)
+    a, ha = random_tree(values[:cut], rng, dtype)
+    b, hb = random_tree(values[cut:], rng, dtype)
+    return dtype(a + b), max(ha, hb) + 1
+
+
+# ---- real orders are covered ----------------------------------------------------------------------------------------
+
+@given(float32_lists, st.integers(0, 2 ** 32 - 1))
+def test_shuffled_left_folds_are_covered_by_any_order(values, seed):
+    x = np.array(values, dtype=np.float32)
+    r = er.sum(x)
+    order = list(x)
+    random.Random(seed).shuffle(order)
+    result = left_fold(order, np.float32)
+    assert r.covers(result, standard="any_order"), seed
+    assert r.covers(result, standard="split_k", chunks=1), seed  # one chunk of n terms in any order
+
+
+@given(float32_lists, st.integers(0, 2 ** 32 - 1))
+def test_random_trees_are_covered_by_tree_of_their_height(values, seed):
+    x = np.array(values, dtype=np.float32)
+    rng = random.Random(seed)
+    order = list(x)
+    rng.shuffle(order)
+    result, height = random_tree(order, rng, np.float32)
+    r = er.sum(x)
+    assert r.covers(result, standard="any_order"), seed
+    if height >= 1:
+        assert r.covers(result, standard="tree", height=height), seed
+
+
+@given(float32_lists)
+def test_library_trees_and_orders_are_covered(values):
+    x = np.array(values, dtype=np.float32)
+    r = er.sum(x)
+    for shape in ("halving256", "fold16", "halving4", "fold2"):
+        result = er.tree_sum(x, shape=shape)
+        assert r.covers(result, standard="any_order"), shape
+        h = er.tree_height(shape, x.size)
+        if h >= 1:
+            assert r.covers(result, standard="tree", height=h), shape
+    for order in (er.fold_sum, er.pairwise_sum, er.kahan_sum):
+        assert r.covers(order(x), standard="any_order"), order.__name__
+
+
+@pytest.mark.parametrize("n", [1, 7, 128, 129, 1000, 100_000])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_numpy_sum_is_covered_by_any_order(n, dtype):
+    seed = 1000 + n
+    x = np.random.default_rng(seed).standard_normal(n).astype(dtype)
+    r = er.sum(x)
+    er.testing.assert_covers(np.sum(x), r, standard="any_order")
+    if dtype == np.float16:  # numpy sums float16 pairwise in float32 and rounds once
+        er.testing.assert_covers(np.sum(x), r, standard="mixed", acc="float32", out="float16")
+
+
+def test_numpy_axis_sums_are_covered():
+    x = np.random.default_rng(11).standard_normal((300, 200)).astype(np.float32)
+    for axis in (0, 1):
+        r = er.sum(x, axis=axis)
+        assert r.shape == (200,) if axis == 0 else (300,)
+        er.testing.assert_covers(np.sum(x, axis=axis), r, standard="any_order")
+    stacked = np.stack([np.sum(x, axis=1), np.sum(x[:, ::-1], axis=1)])  # two runs per row
+    assert er.sum(x, axis=1).covers(stacked).shape == (2, 300)
+
+
+# ---- planted values just outside each bound -------------------------------------------------------------------------
+
+def planted(s, bound, name):
+    """(inside, outside): the format values next to s + B on either side, checked here with fractions only."""
+    target = s + bound
+    inside = round_to(target, name, "downward")
+    outside = round_to(target, name, "upward")
+    if outside == target:
+        outside = next_up(outside, name)
+    assert outside - s > bound >= inside - s
+    return inside, outside
+
+
+@given(float32_lists)
+def test_values_off_by_more_than_the_bound_are_not_covered(values):
+    x = np.array(values, dtype=np.float32)
+    r = er.sum(x)
+    s, bound = exact_sum(x), (x.size - 1) * u_of("float32") * abs_sum(x)
+    for sign in (1, -1):  # above s, then below it
+        inside, outside = planted(sign * s, bound, "float32")
+        assert not r.covers(to_dtype(sign * outside, np.float32))
+        if inside >= sign * s:  # RD(s + B) may fall below s when B is less than an ulp
+            assert r.covers(to_dtype(sign * inside, np.float32))
+
+
+def sample(name, n, seed):
+    rng = np.random.default_rng(seed)
+    dtype = {"float64": np.float64, "float32": np.float32, "float16": np.float16}[name]
+    return (rng.standard_normal(n) * (1 if name == "float16" else 1000)).astype(dtype)
+
+
+CASES = [
+    # (standard, params, the bound B as a function of n, u, S, |s|)
+    ("any_order", {}, lambda n, u, S, s: (n - 1) * u * S),
+    ("tree", {"height": 3}, lambda n, u, S, s: gamma(3, u) * S),
+    ("tree", {"height": 40}, lambda n, u, S, s: gamma(40, u) * S),
+    ("split_k", {"chunks": 4}, lambda n, u, S, s: gamma(n // 4 + 4 - 2, u) * S),
+    ("split_k", {"chunks": 4, "combine": "pairwise"}, lambda n, u, S, s: gamma(n // 4 - 1 + 2, u) * S),
+    ("directed", {}, lambda n, u, S, s: (n - 1) * 2 * u * S),
+    ("directed", {"base": "tree", "height": 5}, lambda n, u, S, s: gamma(5, 2 * u) * S),
+    ("any_order", {"directed": True}, lambda n, u, S, s: (n - 1) * 2 * u * S),
+]
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("standard, params, formula", CASES)
+def test_bound_and_planted_values(name, standard, params, formula):
+    x = sample(name, 64, seed=64)
+    r = er.sum(x)
+    n, u, S, s = x.size, u_of(name), abs_sum(x), exact_sum(x)
+    bound = formula(n, u, S, abs(s))
+    assert r.bound(standard, **params) == rounded_up_double(bound)
+    inside, outside = planted(s, bound, name)
+    assert r.covers(to_dtype(inside, x.dtype), standard, **params)
+    assert not r.covers(to_dtype(outside, x.dtype), standard, **params)
+    # the same on the other side of s
+    low_inside, low_outside = planted(-s, bound, name)
+    assert r.covers(to_dtype(-low_inside, x.dtype), standard, **params)
+    assert not r.covers(to_dtype(-low_outside, x.dtype), standard, **params)
+
+
+def test_mixed_bound_and_planted_values():
+    x = sample("float16", 200, seed=3)
+    r = er.sum(x)
+    n, S, s = x.size, abs_sum(x), exact_sum(x)
+    acc = (n - 1) * u_of("float32") * S
+    eta_out = Fraction(1, 2**25)  # 2^(emin - p) of float16: the final rounding may land among the subnormals
+    bound = acc + u_of("float16") * (abs(s) + acc) + eta_out  # (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S) + η_out
+    assert r.bound("mixed", acc="float32", out="float16") == rounded_up_double(bound)
+    assert r.bound("mixed", acc="float32") == rounded_up_double(bound)  # out defaults to the data's dtype
+    inside, outside = planted(s, bound, "float16")
+    assert r.covers(to_dtype(inside, np.float16), "mixed", acc="float32", out="float16")
+    assert not r.covers(to_dtype(outside, np.float16), "mixed", acc="float32", out="float16")
+    assert r.covers(to_dtype(inside, np.float16), "mixed:float32:float16")
+    # float16 data accumulated in float32 by the library's own orders, rounded once: covered
+    assert r.covers(np.float16(er.pairwise_sum(x, acc="float32")), "mixed", acc="float32")
+    assert r.covers(np.float16(er.tree_sum(x, acc="float32")), "mixed", acc="float32")
+
+
+def test_exact_and_faithful():
+    x = sample("float32", 1000, seed=5)
+    r = er.sum(x)
+    s = exact_sum(x)
+    rn, rd, ru = (round_to(s, "float32", m) for m in ("nearest", "downward", "upward"))
+    assert r.covers(to_dtype(rn, np.float32), "exact")
+    assert not r.covers(to_dtype(next_up(rn, "float32"), np.float32), "exact")
+    assert not r.covers(to_dtype(next_down(rn, "float32"), np.float32), "exact")
+    assert r.covers(np.array([rd, ru], dtype=np.float64).astype(np.float32), "faithful").all()
+    assert not r.covers(to_dtype(next_down(rd, "float32"), np.float32), "faithful")
+    assert not r.covers(to_dtype(next_up(ru, "float32"), np.float32), "faithful")
+    assert r.bound("exact") == 0
+
+
+# ---- special values and signed zero ---------------------------------------------------------------------------------
+
+def test_special_value_rules():
+    nan_ref = er.sum(np.array([1.0, np.nan], np.float32))
+    assert nan_ref.covers(np.float32(np.nan))
+    assert not nan_ref.covers(np.float32(1.0))
+    assert not nan_ref.covers(np.float32(np.inf))
+    inf_ref = er.sum(np.array([1.0, np.inf], np.float32))
+    assert inf_ref.covers(np.float32(np.inf)) and not inf_ref.covers(np.float32(-np.inf))
+    assert not inf_ref.covers(np.float32(np.nan))
+    both = er.sum(np.array([np.inf, -np.inf], np.float32))
+    assert both.covers(np.float32(np.nan)) and not both.covers(np.float32(np.inf))
+    big = er.sum(np.array([3e38, 3e38], np.float32))  # overflow is reachable
+    assert big.covers(np.float32(np.inf)) and not big.covers(np.float32(-np.inf))
+    small = er.sum(np.array([1.0, 2.0], np.float32))
+    assert not small.covers(np.float32(np.inf))
+    assert math.isnan(nan_ref.bound())
+
+
+def test_signed_zero_rules():
+    r = er.sum(np.array([1.0, -1.0], np.float32))
+    assert r.covers(np.float32(0.0))
+    assert not r.covers(np.float32(-0.0))
+    assert r.covers(np.float32(-0.0), allow_negative_zero=True)
+    assert r.covers(np.float32(-0.0), "directed")
+    assert er.sum(np.array([-0.0, -0.0], np.float32)).covers(np.float32(-0.0))
+
+
+# ---- shapes and errors ----------------------------------------------------------------------------------------------
+
+def test_result_shapes_broadcast():
+    x = np.random.default_rng(2).standard_normal((4, 50)).astype(np.float32)
+    r = er.sum(x, axis=1)
+    assert r.covers(x.sum(axis=1)).shape == (4,)
+    assert r.covers(np.stack([x.sum(axis=1)] * 3)).shape == (3, 4)
+    scalar = er.sum(x)
+    assert scalar.covers(np.float32(x.sum())).shape == ()
+    assert scalar.covers(np.full(5, x.sum(), np.float32)).shape == (5,)
+    with pytest.raises(ValueError, match=r"result of shape \(5,\) does not match the reference's shape \(4,\)"):
+        r.covers(np.zeros(5, np.float32))
+
+
+def test_standard_errors_say_what_is_accepted():
+    r = er.sum(np.ones(10, np.float32))
+    with pytest.raises(ValueError, match="expected one of 'exact', 'faithful', 'any_order', 'tree'"):
+        r.covers(np.float32(10), "banana")
+    with pytest.raises(TypeError, match="needs height=h"):
+        r.covers(np.float32(10), "tree")
+    with pytest.raises(TypeError, match=r"takes height=, directed=.*got chunks=3"):
+        r.covers(np.float32(10), "tree", chunks=3)
+    with pytest.raises(ValueError, match="height=0: expected a positive integer"):
+        r.covers(np.float32(10), "tree", height=0)
+    with pytest.raises(TypeError, match="needs chunks=s"):
+        r.covers(np.float32(10), "split_k")
+    with pytest.raises(ValueError, match="combine='random'"):
+        r.covers(np.float32(10), "split_k", chunks=2, combine="random")
+    with pytest.raises(TypeError, match="needs acc=dtype"):
+        r.covers(np.float32(10), "mixed")
+    with pytest.raises(ValueError, match="describes results in float16, but the result is float32"):
+        r.covers(np.float32(10), "mixed", acc="float32", out="float16")
+    with pytest.raises(ValueError):
+        r.covers(np.float32(10), "directed", base="exact")
+    with pytest.raises(TypeError, match="acc='quad'"):
+        r.covers(np.float32(10), "mixed", acc="quad")
+    assert er.standard("split_k", chunks=4, combine="pairwise").name == "split_k:4:pairwise"
+    assert er.standard("directed", base="tree", height=5).name == "directed:tree:5"
+    assert er.standard("tree:5") == er.standard("tree", height=5)
+
+
+# ---- ulp_error, verdicts, assert_covers -----------------------------------------------------------------------------
+
+def test_ulp_error_matches_the_oracle():
+    x = sample("float32", 500, seed=9)
+    r = er.sum(x)
+    s = exact_sum(x)
+    rn = round_to(s, "float32")
+    results = [rn, next_up(rn, "float32"), next_down(next_down(rn, "float32"), "float32")]
+    got = er.ulp_error(np.array([float(v) for v in results], np.float32), r)
+    unit = Fraction(2) ** ulp_exponent(rn, "float32")
+    assert list(got) == [float((v - s) / unit) for v in results]
+    assert er.ulp_error(np.float32(float(rn)), r).shape == ()
+
+
+def test_verdict_fields():
+    x = sample("float32", 100, seed=4)
+    r = er.sum(x)
+    v = r.verdict(np.float32(er.fold_sum(x)))
+    assert v.covered and bool(v)
+    assert v.standard == "any_order" and v.result_dtype == "float32"
+    assert v.exact == r.decimal
+    assert v.bound == r.bound()
+    assert "COVERED by any_order" in v.message()
+
+
+def test_assert_covers_names_the_worst_element():
+    x = np.random.default_rng(8).standard_normal((5, 100)).astype(np.float32)
+    r = er.sum(x, axis=1)
+    good = x.sum(axis=1)
+    er.testing.assert_covers(good, r)
+    bad = good.copy()
+    s3 = r[3].exact
+    bound3 = Fraction(r[3].bound())
+    bad[3] = to_dtype(round_to(s3 + 4 * bound3, "float32", "upward"), np.float32)
+    bad[1] = to_dtype(round_to(r[1].exact + 2 * Fraction(r[1].bound()), "float32", "upward"), np.float32)
+    with pytest.raises(AssertionError) as e:
+        er.testing.assert_covers(bad, r, standard="any_order")
+    message = str(e.value)
+    assert "2 of 5 result(s) not covered by any_order (float32)" in message
+    assert "worst at index (3,)" in message
+    assert f"bound {r[3].bound():.6g}" in message
+    assert "ratio 4" in message
+    assert r[3].decimal in message  # the exact value, every digit
+    assert "first violations at 1, 3" in message
+
+
+def test_assert_covers_scalar_message():
+    x = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
+    r = er.sum(x)
+    bound = gamma(2, u_of("float32")) * abs_sum(x)
+    result = to_dtype(round_to(exact_sum(x) + bound * 3 / 2, "float32", "upward"), np.float32)
+    er.testing.assert_covers(result, r, standard="tree", height=4)  # γ_4 ≈ 2·γ_2: covered
+    with pytest.raises(AssertionError, match=r"1 of 1 result\(s\) not covered by tree:2 \(float32\)\nworst: result"):
+        er.testing.assert_covers(result, r, standard="tree", height=2)

@@ -1,0 +1,242 @@
+// exactref::dot: exact s, exact T = Σ|x·y|, the special-value state and min_product_exponent, compared bit for bit
+// with two independent oracles (GMP rationals and MPFR's mpfr_sum; rounded results also by Boost) on random inputs of
+// every kind the oracle generates (all binades, subnormals, cancellation, ties, specials) and on adversarial inputs:
+// products that underflow or overflow in the input format, the edges of the binary64 FMA path, signed zeros. The same
+// inputs under every rounding mode with FTZ/DAZ on must give identical references.
+#include <gtest/gtest.h>
+
+#include <gmpxx.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "exactref/dot.h"
+#include "exactref/multiprecision.h"
+#include "oracle.h"
+#include "test_dot_checks.h"
+
+namespace {
+using namespace exactref;
+namespace orc = exactref::oracle;
+using namespace exactref::testing_support;
+
+template <floating_format T>
+reference dot_of_bits(const bits_vector& x, const bits_vector& y) {
+    const std::vector<T> xv = orc::from_bits<T>(x);
+    const std::vector<T> yv = orc::from_bits<T>(y);
+    return dot(std::span<const T>(xv), std::span<const T>(yv));
+}
+
+reference dot_any(const format_info& f, const bits_vector& x, const bits_vector& y) {
+    switch (f.id) {
+        case dtype::float64: return dot_of_bits<double>(x, y);
+        case dtype::float32: return dot_of_bits<float>(x, y);
+        case dtype::float16: return dot_of_bits<float16>(x, y);
+        case dtype::bfloat16: return dot_of_bits<bfloat16>(x, y);
+    }
+    return {};
+}
+
+const format_info* const all_formats[] = {&binary64_info, &binary32_info, &binary16_info, &bfloat16_info};
+
+TEST(Dot, RandomInputsMatchTheOraclesBitForBit) {
+    const std::size_t lengths[] = {0, 1, 2, 3, 7, 63, 64, 65, 1023, 1024, 1025, 3000};
+    std::uint64_t seed = 20240601;
+    for (const format_info* f : all_formats) {
+        for (orc::term_mix mx : orc::all_term_mixes) {
+            for (orc::term_mix my : {orc::term_mix::full_range, orc::term_mix::clustered, mx}) {
+                for (std::size_t n : lengths) {
+                    ++seed;
+                    SCOPED_TRACE(std::string(f->name) + " x:" + orc::to_string(mx) + " y:" + orc::to_string(my) +
+                                 " n=" + std::to_string(n) + " seed=" + std::to_string(seed));
+                    std::mt19937_64 rng(seed);
+                    const bits_vector x = orc::random_terms(*f, n, mx, rng);
+                    const bits_vector y = orc::random_terms(*f, n, my, rng);
+                    expect_matches_oracles(dot_any(*f, x, y), x, y, *f);
+                    if (::testing::Test::HasFailure()) return;
+                }
+            }
+        }
+    }
+}
+
+// Products at and beyond the edges of the binary64 FMA path (-918 <= E_x + E_y <= 1021), subnormal operands, products
+// that underflow below the smallest subnormal or overflow the format: all must still be exact.
+TEST(Dot, Binary64ProductsAtTheEdgesOfTheFmaPath) {
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<std::uint64_t> frac(0, (std::uint64_t{1} << 52) - 1);
+    for (int sum_exp : {-1100, -1022, -920, -919, -918, -917, 0, 1020, 1021, 1022, 1023, 1100, 2000}) {
+        SCOPED_TRACE("E_x + E_y = " + std::to_string(sum_exp));
+        bits_vector x, y;
+        for (int i = 0; i < 2000; ++i) {
+            const int ex = std::clamp(sum_exp / 2 + static_cast<int>(rng() % 40) - 20, -1022, 1023);
+            const int ey = std::clamp(sum_exp - ex, -1022, 1023);
+            const std::uint64_t sx = (rng() & 1) << 63, sy = (rng() & 1) << 63;
+            x.push_back(sx | (static_cast<std::uint64_t>(ex + 1023) << 52) | frac(rng));
+            y.push_back(sy | (static_cast<std::uint64_t>(ey + 1023) << 52) | frac(rng));
+        }
+        // a few subnormal operands and zeros in the mix
+        x[5] = frac(rng);
+        y[6] = 1;
+        x[7] = std::uint64_t{1} << 63;
+        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+    }
+}
+
+TEST(Dot, ProductsThatUnderflowOrOverflowInTheInputFormat) {
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(std::string(f->name));
+        const int frac_bits = f->precision - 1;
+        auto value = [&](bool neg, int field, std::uint64_t fr) {
+            return (std::uint64_t{neg} << (f->storage_bits - 1)) | (static_cast<std::uint64_t>(field) << frac_bits) | fr;
+        };
+        const int max_field = static_cast<int>(f->special_exponent_field()) - 1;
+        const std::uint64_t all_frac = (std::uint64_t{1} << frac_bits) - 1;
+        // tiny·tiny (far below the smallest subnormal), huge·huge (far above the largest finite), and their sum with
+        // moderate products: the reference keeps every one exactly.
+        bits_vector x{value(false, 0, 1), value(true, 1, 3), value(false, max_field, all_frac), value(true, max_field, 1),
+                      value(false, 1, 0), value(false, f->emax, 5)};
+        bits_vector y{value(false, 0, 1), value(false, 0, all_frac), value(false, max_field, all_frac),
+                      value(false, max_field - 3, 7), value(true, 1, 0), value(true, f->emax - 1, 9)};
+        const reference r = dot_any(*f, x, y);
+        expect_matches_oracles(r, x, y, *f);
+        EXPECT_TRUE(r.product_may_underflow);
+        EXPECT_LT(r.min_product_exponent, 2 * f->subnormal_lsb_exponent() + 1);
+        // no underflow: products of ones
+        const bits_vector ones(5, value(false, f->emax, 0));
+        const reference r1 = dot_any(*f, ones, ones);
+        expect_matches_oracles(r1, ones, ones, *f);
+        EXPECT_FALSE(r1.product_may_underflow);
+        EXPECT_EQ(r1.min_product_exponent, f->emin);
+    }
+}
+
+TEST(Dot, SpecialValuesAndSignedZeros) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    struct case_t {
+        std::vector<double> x, y;
+    };
+    const case_t cases[] = {
+        {{-0.0, 0.0, 3.0}, {1.0, -2.0, -0.0}},   // every product -0.0: s rounds to -0.0
+        {{-0.0, 0.0}, {-1.0, 2.0}},              // +0.0 and +0.0
+        {{-0.0, 0.0}, {1.0, 2.0}},               // -0.0 and +0.0: +0.0
+        {{inf, 1.0}, {2.0, 3.0}},                // +Inf
+        {{inf, -inf}, {2.0, 3.0}},               // +Inf and -Inf: NaN
+        {{inf, 1.0}, {0.0, 3.0}},                // Inf·0: NaN
+        {{nan, 1.0}, {0.0, 3.0}},                // NaN
+        {{-inf, 1e308}, {1.0, 1e308}},           // -Inf with a finite overflow-size product
+        {{}, {}},                                // empty: +0.0
+    };
+    for (const auto& c : cases) {
+        const bits_vector x = orc::to_bits(std::span<const double>(c.x));
+        const bits_vector y = orc::to_bits(std::span<const double>(c.y));
+        expect_matches_oracles(dot(std::span<const double>(c.x), std::span<const double>(c.y)), x, y, binary64_info);
+        // The same in float32 (values converted; the specials and zeros keep their meaning).
+        std::vector<float> xf(c.x.begin(), c.x.end()), yf(c.y.begin(), c.y.end());
+        for (auto& v : xf) v = std::isfinite(v) && std::abs(v) > 1e30 ? std::copysign(1e30f, v) : v;
+        for (auto& v : yf) v = std::isfinite(v) && std::abs(v) > 1e30 ? std::copysign(1e30f, v) : v;
+        expect_matches_oracles(dot(std::span<const float>(xf), std::span<const float>(yf)),
+                               orc::to_bits(std::span<const float>(xf)), orc::to_bits(std::span<const float>(yf)),
+                               binary32_info);
+    }
+    const std::vector<double> neg{-0.0, 0.0}, pos{1.0, -1.0};
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(dot(neg, pos).nearest<double>()), std::bit_cast<std::uint64_t>(-0.0));
+}
+
+TEST(Dot, ExistingOutputIsOneMoreTerm) {
+    std::mt19937_64 rng(99);
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(std::string(f->name));
+        const bits_vector x = orc::random_terms(*f, 300, orc::term_mix::clustered, rng);
+        const bits_vector y = orc::random_terms(*f, 300, orc::term_mix::clustered, rng);
+        const bits_vector c = orc::random_terms(*f, 1, orc::term_mix::clustered, rng);
+        reference r;
+        switch (f->id) {
+            case dtype::float64: {
+                auto xv = orc::from_bits<double>(x), yv = orc::from_bits<double>(y);
+                r = dot(std::span<const double>(xv), std::span<const double>(yv), orc::from_bits<double>(c)[0]);
+                break;
+            }
+            case dtype::float32: {
+                auto xv = orc::from_bits<float>(x), yv = orc::from_bits<float>(y);
+                r = dot(std::span<const float>(xv), std::span<const float>(yv), orc::from_bits<float>(c)[0]);
+                break;
+            }
+            case dtype::float16: {
+                auto xv = orc::from_bits<float16>(x), yv = orc::from_bits<float16>(y);
+                r = dot(std::span<const float16>(xv), std::span<const float16>(yv), orc::from_bits<float16>(c)[0]);
+                break;
+            }
+            case dtype::bfloat16: {
+                auto xv = orc::from_bits<bfloat16>(x), yv = orc::from_bits<bfloat16>(y);
+                r = dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), orc::from_bits<bfloat16>(c)[0]);
+                break;
+            }
+        }
+        expect_matches_oracles(r, x, y, *f, &c[0]);
+    }
+}
+
+TEST(Dot, StridedAndNegativeIncrements) {
+    std::mt19937_64 rng(5);
+    const bits_vector xb = orc::random_terms(binary32_info, 3 * 700, orc::term_mix::clustered, rng);
+    const bits_vector yb = orc::random_terms(binary32_info, 2 * 700, orc::term_mix::cancelling, rng);
+    const std::vector<float> x = orc::from_bits<float>(xb), y = orc::from_bits<float>(yb);
+    bits_vector xs, ys;
+    for (std::size_t i = 0; i < 700; ++i) {
+        xs.push_back(xb[3 * i]);
+        ys.push_back(yb[2 * (699 - i)]);
+    }
+    const reference r = dot_strided(x.data(), 3, y.data() + 2 * 699, -2, 700);
+    expect_matches_oracles(r, xs, ys, binary32_info);
+}
+
+TEST(Dot, LengthMismatchIsAClearError) {
+    const std::vector<float> a(3), b(4);
+    try {
+        (void)dot(a, b);
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "exactref::dot: x has 3 elements and y has 4: pass two vectors of the same length");
+    }
+}
+
+// The reference must not depend on the rounding mode or on FTZ/DAZ (DESIGN §2): every mode, with and without
+// FTZ/DAZ, on inputs full of subnormals and binary64 products near the FMA path's edges.
+TEST(Dot, IndependentOfTheFloatingPointEnvironment) {
+    for (const format_info* f : all_formats) {
+        std::mt19937_64 rng(1234);
+        const bits_vector x = orc::random_terms(*f, 4000, orc::term_mix::full_range, rng);
+        const bits_vector y = orc::random_terms(*f, 4000, orc::term_mix::subnormal, rng);
+        const bits_vector z = orc::random_terms(*f, 4000, orc::term_mix::clustered, rng);
+        const reference base = dot_any(*f, x, y);
+        const reference base2 = dot_any(*f, z, x);
+        for (rounding mode : {rounding::to_nearest_even, rounding::toward_zero, rounding::upward, rounding::downward}) {
+            for (bool ftz : {false, true}) {
+                if (ftz && !orc::ftz_daz_supported()) continue;
+                SCOPED_TRACE(std::string(f->name) + " " + std::string(to_string(mode)) + (ftz ? " FTZ/DAZ" : ""));
+                reference r, r2;
+                {
+                    orc::fp_environment_guard guard(mode, ftz);
+                    r = dot_any(*f, x, y);
+                    r2 = dot_any(*f, z, x);
+                }
+                EXPECT_EQ(to_mpq(r.sum), to_mpq(base.sum));
+                EXPECT_EQ(to_mpq(r.abs_sum), to_mpq(base.abs_sum));
+                EXPECT_EQ(to_mpq(r2.sum), to_mpq(base2.sum));
+                EXPECT_EQ(to_mpq(r2.abs_sum), to_mpq(base2.abs_sum));
+                EXPECT_EQ(r.min_product_exponent, base.min_product_exponent);
+            }
+        }
+        expect_matches_oracles(base, x, y, *f);
+        expect_matches_oracles(base2, z, x, *f);
+    }
+}
+
+}  // namespace

@@ -1,0 +1,320 @@
+// Exact matrix products (gemm.h): every element of the sliced (Ozaki) product and of the per-element product equals
+// the oracles (GMP, MPFR, Boost) bit for bit — exact s and T, special state, term count, rounding in every mode,
+// min_product_exponent — on random inputs of every kind, for the four formats; also far entries (bits below the last
+// slice), Inf/NaN, signed zeros, every storage order and stride, an existing output C0, and FP-environment
+// independence. The two methods must agree field by field with each other and with exactref::dot.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "exactref/dot.h"
+#include "exactref/gemm.h"
+#include "oracle.h"
+#include "test_dot_checks.h"
+
+namespace {
+using namespace exactref;
+namespace orc = exactref::oracle;
+using namespace exactref::testing_support;
+
+struct bits_matrix {
+    std::size_t rows = 0, cols = 0;
+    bits_vector v;  // row-major
+    std::uint64_t operator()(std::size_t i, std::size_t j) const { return v[i * cols + j]; }
+};
+
+bits_matrix random_matrix(const format_info& f, std::size_t rows, std::size_t cols, orc::term_mix mix,
+                          std::mt19937_64& rng) {
+    return {rows, cols, orc::random_terms(f, rows * cols, mix, rng)};
+}
+
+template <floating_format T>
+product_reference exact_of_typed(const bits_matrix& a, const bits_matrix& b, const bits_matrix* c,
+                                 const matmul_options& options) {
+    const std::vector<T> av = orc::from_bits<T>(a.v), bv = orc::from_bits<T>(b.v);
+    const auto va = row_major<T>(av, a.rows, a.cols);
+    const auto vb = row_major<T>(b.v.empty() ? std::span<const T>() : std::span<const T>(bv), b.rows, b.cols);
+    if (c == nullptr) return exact_matmul<T>(va, vb, options);
+    const std::vector<T> cv = orc::from_bits<T>(c->v);
+    return exact_matmul<T>(va, vb, row_major<T>(cv, c->rows, c->cols), options);
+}
+
+product_reference exact_of(const format_info& f, const bits_matrix& a, const bits_matrix& b,
+                           const bits_matrix* c = nullptr, matmul_options options = {}) {
+    switch (f.id) {
+        case dtype::float64: return exact_of_typed<double>(a, b, c, options);
+        case dtype::float32: return exact_of_typed<float>(a, b, c, options);
+        case dtype::float16: return exact_of_typed<float16>(a, b, c, options);
+        case dtype::bfloat16: return exact_of_typed<bfloat16>(a, b, c, options);
+    }
+    return {};
+}
+
+bits_vector row_of(const bits_matrix& a, std::size_t i) {
+    return bits_vector(a.v.begin() + static_cast<std::ptrdiff_t>(i * a.cols),
+                       a.v.begin() + static_cast<std::ptrdiff_t>((i + 1) * a.cols));
+}
+bits_vector col_of(const bits_matrix& b, std::size_t j) {
+    bits_vector out;
+    for (std::size_t l = 0; l < b.rows; ++l) out.push_back(b(l, j));
+    return out;
+}
+
+// Every element against the oracles (or every `stride`-th element when the product is large).
+void expect_product_matches_oracles(const product_reference& p, const bits_matrix& a, const bits_matrix& b,
+                                    const format_info& f, const bits_matrix* c = nullptr, std::size_t stride = 1) {
+    ASSERT_EQ(p.rows(), a.rows);
+    ASSERT_EQ(p.cols(), b.cols);
+    ASSERT_EQ(p.inner(), a.cols);
+    for (std::size_t e = 0; e < a.rows * b.cols; e += stride) {
+        const std::size_t i = e / b.cols, j = e % b.cols;
+        SCOPED_TRACE("element (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+        const std::uint64_t c_bits = c != nullptr ? (*c)(i, j) : 0;
+        expect_matches_oracles(p.element(i, j), row_of(a, i), col_of(b, j), f, c != nullptr ? &c_bits : nullptr);
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+void expect_same_products(const product_reference& x, const product_reference& y) {
+    ASSERT_EQ(x.rows(), y.rows());
+    ASSERT_EQ(x.cols(), y.cols());
+    for (std::size_t i = 0; i < x.rows(); ++i)
+        for (std::size_t j = 0; j < x.cols(); ++j) {
+            SCOPED_TRACE("element (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+            expect_same_reference(x.element(i, j), y.element(i, j));
+            if (::testing::Test::HasFailure()) return;
+        }
+}
+
+const format_info* const all_formats[] = {&binary64_info, &binary32_info, &binary16_info, &bfloat16_info};
+
+matmul_options sliced(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices}; }
+matmul_options per_element() { return {matmul_method::per_element, 2, 0}; }
+
+TEST(Gemm, DocumentedExample) {
+    const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
+    const auto p = exact_matmul(row_major<float>(a, 2, 2), row_major<float>(b, 2, 2));
+    EXPECT_EQ(p.element(0, 1).nearest<float>(), 22.0f);
+    const auto refs = matmul(row_major<float>(a, 2, 2), row_major<float>(b, 2, 2));
+    EXPECT_EQ(refs(1, 0).exact(), "43");
+    EXPECT_EQ(refs.rows, 2u);
+    EXPECT_EQ(refs.cols, 2u);
+}
+
+TEST(Gemm, RandomSmallShapesMatchTheOraclesBothMethods) {
+    struct shape {
+        std::size_t m, k, n;
+    };
+    const shape shapes[] = {{1, 1, 1}, {2, 3, 4}, {5, 17, 3}, {4, 65, 5}, {0, 3, 2}, {2, 4, 0}};
+    std::uint64_t seed = 777000;
+    for (const format_info* f : all_formats) {
+        for (orc::term_mix ma : orc::all_term_mixes) {
+            for (orc::term_mix mb : {orc::term_mix::clustered, ma}) {
+                for (const shape& s : shapes) {
+                    ++seed;
+                    SCOPED_TRACE(std::string(f->name) + " A:" + orc::to_string(ma) + " B:" + orc::to_string(mb) +
+                                 " " + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n) +
+                                 " seed=" + std::to_string(seed));
+                    std::mt19937_64 rng(seed);
+                    const bits_matrix a = random_matrix(*f, s.m, s.k, ma, rng);
+                    const bits_matrix b = random_matrix(*f, s.k, s.n, mb, rng);
+                    const product_reference ps = exact_of(*f, a, b, nullptr, sliced());
+                    expect_product_matches_oracles(ps, a, b, *f);
+                    const product_reference pe = exact_of(*f, a, b, nullptr, per_element());
+                    EXPECT_EQ(pe.plan().method, matmul_method::per_element);
+                    expect_same_products(ps, pe);
+                    // few slices: most bits are far, added per element
+                    expect_same_products(exact_of(*f, a, b, nullptr, sliced(1)), pe);
+                    if (::testing::Test::HasFailure()) return;
+                }
+            }
+        }
+    }
+}
+
+// K = 0: every element is the empty sum (+0.0, count 0; count 1 with C0).
+TEST(Gemm, EmptyInnerDimension) {
+    std::mt19937_64 rng(12);
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(std::string(f->name));
+        const bits_matrix a{3, 0, {}}, b{0, 2, {}};
+        const bits_matrix c = random_matrix(*f, 3, 2, orc::term_mix::clustered, rng);
+        for (const matmul_options& o : {sliced(), per_element()}) {
+            expect_product_matches_oracles(exact_of(*f, a, b, nullptr, o), a, b, *f);
+            expect_product_matches_oracles(exact_of(*f, a, b, &c, o), a, b, *f, &c);
+        }
+    }
+}
+
+// Gaussian data of moderate size: the planner's slicing against the dot path everywhere and the oracles on a sample.
+TEST(Gemm, GaussianMatricesBothFormats) {
+    std::mt19937_64 rng(31337);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    const std::size_t m = 33, k = 700, n = 29;
+    for (const format_info* f : {&binary64_info, &binary32_info}) {
+        SCOPED_TRACE(std::string(f->name));
+        bits_matrix a{m, k, {}}, b{k, n, {}};
+        for (std::size_t t = 0; t < m * k; ++t)
+            a.v.push_back(f->id == dtype::float64 ? std::bit_cast<std::uint64_t>(normal(rng))
+                                                  : std::bit_cast<std::uint32_t>(static_cast<float>(normal(rng))));
+        for (std::size_t t = 0; t < k * n; ++t)
+            b.v.push_back(f->id == dtype::float64 ? std::bit_cast<std::uint64_t>(normal(rng))
+                                                  : std::bit_cast<std::uint32_t>(static_cast<float>(normal(rng))));
+        const product_reference p = exact_of(*f, a, b, nullptr, sliced());
+        EXPECT_EQ(p.plan().method, matmul_method::sliced);
+        SCOPED_TRACE(p.plan().describe());
+        expect_product_matches_oracles(p, a, b, *f, nullptr, 37);
+        const reference_array arr = p.to_array(2);
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                const bits_vector x = row_of(a, i), y = col_of(b, j);
+                reference d = f->id == dtype::float64
+                                  ? dot(std::span<const double>(orc::from_bits<double>(x)),
+                                        std::span<const double>(orc::from_bits<double>(y)))
+                                  : dot(std::span<const float>(orc::from_bits<float>(x)),
+                                        std::span<const float>(orc::from_bits<float>(y)));
+                expect_same_reference(arr(i, j), d);
+                if (::testing::Test::HasFailure()) return;
+            }
+        for (int cap : {1, 2, 3}) {
+            SCOPED_TRACE("max_slices " + std::to_string(cap));
+            const product_reference q = exact_of(*f, a, b, nullptr, sliced(cap));
+            EXPECT_LE(q.plan().slices_a, cap);
+            EXPECT_LE(q.plan().slices_b, cap);
+            if (cap == 1) EXPECT_GT(q.plan().far_a + q.plan().far_b, 0u);  // 24 or 53 bits never fit one slice
+            expect_same_products(q, p);
+        }
+    }
+}
+
+// Rows and columns whose entries span the whole exponent range: most bits lie below the last slice.
+TEST(Gemm, HugeSpreadsGoThroughFarEntries) {
+    std::mt19937_64 rng(4242);
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(std::string(f->name));
+        const bits_matrix a = random_matrix(*f, 6, 90, orc::term_mix::full_range, rng);
+        const bits_matrix b = random_matrix(*f, 90, 7, orc::term_mix::full_range, rng);
+        const product_reference p = exact_of(*f, a, b, nullptr, sliced(1));
+        EXPECT_GT(p.plan().far_a, 0u);
+        EXPECT_GT(p.plan().far_b, 0u);
+        expect_product_matches_oracles(p, a, b, *f);
+        expect_same_products(exact_of(*f, a, b, nullptr, sliced()), p);
+    }
+}
+
+TEST(Gemm, SpecialValuesSignedZerosAndEmptyProducts) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // Row 0: signed zeros only; row 1: Inf meets Inf and 0; row 2: NaN; row 3: ordinary.
+    const std::vector<double> a{-0.0, 0.0,  -0.0,  //
+                                inf,  1.0,  2.0,   //
+                                1.0,  nan,  3.0,   //
+                                1.5,  -2.0, 0.25};
+    const std::vector<double> b{1.0,  -inf, 0.0,  -0.0,  //
+                                -2.0, 3.0,  0.0,  inf,   //
+                                0.0,  1.0,  -0.0, 5.0};
+    bits_matrix am{4, 3, orc::to_bits(std::span<const double>(a))};
+    bits_matrix bm{3, 4, orc::to_bits(std::span<const double>(b))};
+    for (const matmul_options& o : {sliced(), sliced(1), per_element()}) {
+        const product_reference p = exact_of(binary64_info, am, bm, nullptr, o);
+        expect_product_matches_oracles(p, am, bm, binary64_info);
+    }
+    // Every product -0.0 gives -0.0 in the nearest rounding.
+    const std::vector<double> z{-0.0, 0.0}, y{1.0, -1.0};
+    const auto p = exact_matmul(row_major<double>(z, 1, 2), col_major<double>(y, 2, 1), sliced());
+    EXPECT_TRUE(std::signbit(p.element(0, 0).nearest<double>()));
+}
+
+TEST(Gemm, StorageOrdersStridesAndAnExistingOutput) {
+    std::mt19937_64 rng(8);
+    const std::size_t m = 5, k = 40, n = 6;
+    const bits_matrix a = random_matrix(binary32_info, m, k, orc::term_mix::clustered, rng);
+    const bits_matrix b = random_matrix(binary32_info, k, n, orc::term_mix::cancelling, rng);
+    const bits_matrix c = random_matrix(binary32_info, m, n, orc::term_mix::clustered, rng);
+    const std::vector<float> av = orc::from_bits<float>(a.v), bv = orc::from_bits<float>(b.v);
+    const std::vector<float> cv = orc::from_bits<float>(c.v);
+    // A stored column-major; B inside a wider buffer with row stride 2n and negative column stride; C0 transposed.
+    std::vector<float> a_col(m * k), b_wide(k * 2 * n), c_col(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t l = 0; l < k; ++l) a_col[l * m + i] = av[i * k + l];
+    for (std::size_t l = 0; l < k; ++l)
+        for (std::size_t j = 0; j < n; ++j) b_wide[l * 2 * n + (n - 1 - j)] = bv[l * n + j];
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) c_col[j * m + i] = cv[i * n + j];
+    const matrix_view<float> va = col_major<float>(a_col, m, k);
+    const matrix_view<float> vb{b_wide.data() + (n - 1), k, n, static_cast<std::ptrdiff_t>(2 * n), -1};
+    const matrix_view<float> vc = col_major<float>(c_col, m, n);
+    for (const matmul_options& o : {sliced(), per_element()}) {
+        const product_reference p = exact_matmul<float>(va, vb, vc, o);
+        EXPECT_TRUE(p.has_initial());
+        expect_product_matches_oracles(p, a, b, binary32_info, &c);
+        const reference_array arr = matmul<float>(va, vb, vc, o);
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) expect_same_reference(arr(i, j), p.element(i, j));
+    }
+}
+
+TEST(Gemm, IndependentOfTheFloatingPointEnvironment) {
+    std::mt19937_64 rng(9);
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(std::string(f->name));
+        const bits_matrix a = random_matrix(*f, 7, 300, orc::term_mix::subnormal, rng);
+        const bits_matrix b = random_matrix(*f, 300, 5, orc::term_mix::full_range, rng);
+        const bits_matrix a2 = random_matrix(*f, 7, 300, orc::term_mix::clustered, rng);
+        const product_reference base = exact_of(*f, a, b, nullptr, sliced());
+        const product_reference base2 = exact_of(*f, a2, b, nullptr, sliced());
+        for (rounding mode : {rounding::upward, rounding::downward, rounding::toward_zero}) {
+            for (bool ftz : {false, true}) {
+                if (ftz && !orc::ftz_daz_supported()) continue;
+                SCOPED_TRACE(std::string(to_string(mode)) + (ftz ? " FTZ/DAZ" : ""));
+                orc::fp_environment_guard guard(mode, ftz);
+                expect_same_products(exact_of(*f, a, b, nullptr, sliced()), base);
+                expect_same_products(exact_of(*f, a2, b, nullptr, sliced()), base2);
+            }
+        }
+        expect_product_matches_oracles(base, a, b, *f);
+        expect_product_matches_oracles(base2, a2, b, *f);
+    }
+}
+
+TEST(Gemm, ThreadCountDoesNotChangeAnything) {
+    std::mt19937_64 rng(10);
+    const bits_matrix a = random_matrix(binary64_info, 70, 130, orc::term_mix::clustered, rng);
+    const bits_matrix b = random_matrix(binary64_info, 130, 150, orc::term_mix::cancelling, rng);
+    const product_reference one = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 1, 0});
+    const product_reference three = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 3, 0});
+    expect_same_products(one, three);
+}
+
+TEST(Gemm, BadShapesAndViewsAreClearErrors) {
+    const std::vector<float> a(6), b(8), c(5);
+    auto message_of = [](auto&& f) {
+        try {
+            f();
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no exception");
+    };
+    EXPECT_EQ(message_of([&] { (void)matmul(row_major<float>(a, 2, 3), row_major<float>(b, 2, 4)); }),
+              "exactref::matmul: A is 2 x 3 and B is 2 x 4: the columns of A must equal the rows of B");
+    EXPECT_EQ(message_of([&] { (void)row_major<float>(c, 2, 3); }),
+              "exactref::row_major: 5 elements for a 2 x 3 matrix: pass exactly rows * cols elements");
+    EXPECT_EQ(message_of([&] {
+                  (void)matmul(row_major<float>(a, 2, 3), row_major<float>(std::span<const float>(b).first(6), 3, 2),
+                               row_major<float>(std::span<const float>(b).first(6), 3, 2));
+              }),
+              "exactref::matmul: C0 is 3 x 2 but A·B is 2 x 2: pass an existing output of the product's shape");
+    EXPECT_EQ(message_of([&] {
+                  (void)exact_matmul(row_major<float>(a, 2, 3), row_major<float>(std::span<const float>(b).first(6), 3, 2),
+                                     matmul_options{matmul_method::sliced, 1, 17});
+              }),
+              "exactref::matmul: max_slices = 17 is outside 0 .. 16 (0 lets the planner choose)");
+    const auto p = exact_matmul(row_major<float>(a, 2, 3), row_major<float>(std::span<const float>(b).first(6), 3, 2));
+    EXPECT_THROW((void)p.element(2, 0), std::out_of_range);
+}
+
+}  // namespace
