@@ -69,14 +69,32 @@ __global__ void __launch_bounds__(tuning::block_threads)
     const std::uint64_t begin = std::uint64_t{blockIdx.x} * per_block;
     const std::uint64_t end = n - begin < per_block ? n : begin + per_block;
     lane_special sp;
+    open_window window;
     for (std::uint64_t base = begin + warp * slice; base < end; base += tuning::warps_per_block * slice) {
         lane_terms<L, N> terms;
-        src.load(terms, sp, chunks, base, end, lane);                         // Step E1
-        while (__any_sync(exact_full_warp, terms.pending != 0)) {             // Step E2
-            const unsigned top = __reduce_max_sync(exact_full_warp, lane_top(terms));
-            const lane_sums total = warp_total<L>(take_window(terms, top));
-            if (lane == 0) flush_round<L, N>(chunks, total, top);
+        src.load(terms, sp, chunks, base, end, lane);                                  // Step E1
+        const unsigned top = __reduce_max_sync(exact_full_warp, lane_top(terms));     // Step E2
+        if (top == 0) continue;  // nothing to add in this slice (zeros and specials only)
+        if (must_reopen<N>(window, top)) {
+            if (window.top != 0) {
+                const lane_sums total = warp_total<L>(window.sums);
+                if (lane == 0) flush_window<L>(chunks, total, window.top);
+            }
+            window = open_window{lane_sums{}, top, 0};
         }
+        take_window(terms, window.top, window.sums);
+        ++window.iterations;
+        while (__any_sync(exact_full_warp, terms.pending != 0)) {  // terms below the window: extra rounds
+            const unsigned round_top = __reduce_max_sync(exact_full_warp, lane_top(terms));
+            lane_sums round;
+            take_window(terms, round_top, round);
+            const lane_sums total = warp_total<L>(round);
+            if (lane == 0) flush_window<L>(chunks, total, round_top);
+        }
+    }
+    if (window.top != 0) {
+        const lane_sums total = warp_total<L>(window.sums);
+        if (lane == 0) flush_window<L>(chunks, total, window.top);
     }
     __syncthreads();                                                           // Step E3
     if (threadIdx.x == 0) {

@@ -13,11 +13,16 @@
 #if defined(__CUDACC__)
 #define EXACTREF_HD __host__ __device__
 #define EXACTREF_HD_INLINE __host__ __device__ __forceinline__
+#else
+#define EXACTREF_HD
+#define EXACTREF_HD_INLINE inline
+#endif
+
+// Loop unrolling for the device pass only (the host compiler does not know the pragma).
+#if defined(__CUDA_ARCH__)
 #define EXACTREF_UNROLL _Pragma("unroll")
 #else
 #define EXACTREF_UNROLL
-#define EXACTREF_HD
-#define EXACTREF_HD_INLINE inline
 #endif
 
 namespace exactref::cuda {

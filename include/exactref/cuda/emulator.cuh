@@ -259,8 +259,8 @@ Acc tree_reduce(std::span<const T> xs, reduce_op op, const tree_shape& shape, st
 /// the same reference; tests run several).
 struct exact_launch {
     std::uint64_t blocks = 132 * tuning::exact_blocks_per_sm;
-    /// Planted fault: stop after each warp's first window round, dropping terms more than W binades below the
-    /// largest (a kernel that forgot Step E2's loop). Tests check that this changes the reference.
+    /// Planted fault: skip Step E2's extra rounds, dropping the terms more than W binades below the open window (a
+    /// kernel that forgot the loop). Tests check that this changes the reference.
     bool plant_single_round = false;
 };
 
@@ -281,24 +281,38 @@ void run_exact(const Source& src, std::uint64_t n, const exact_launch& launch, c
         const std::uint64_t end = std::min(n, begin + plan.elements_per_block);
         // barrier
         for (unsigned w = 0; w < tuning::warps_per_block; ++w) {
+            cuda::detail::open_window window;  // the warp's open window (its lanes' sums as one total: integers)
+            const auto flush = [&](const cuda::detail::lane_sums& total, unsigned top) {
+                cuda::detail::flush_window<L>(shared, total, top);  // lane 0
+            };
             for (std::uint64_t base = begin + w * warp_slice; base < end; base += tuning::warps_per_block * warp_slice) {
                 std::vector<cuda::detail::lane_terms<L, N>> terms(W);
-                for (unsigned lane = 0; lane < W; ++lane)
+                unsigned top = 0;  // __reduce_max_sync
+                for (unsigned lane = 0; lane < W; ++lane) {
                     src.load(terms[lane], special[w * W + lane], shared, base, end, lane);  // Step E1
-                for (;;) {                                                                  // Step E2
+                    top = std::max(top, cuda::detail::lane_top(terms[lane]));
+                }
+                if (top == 0) continue;  // Step E2
+                if (cuda::detail::must_reopen<N>(window, top)) {
+                    if (window.top != 0) flush(window.sums, window.top);
+                    window = cuda::detail::open_window{cuda::detail::lane_sums{}, top, 0};
+                }
+                for (unsigned lane = 0; lane < W; ++lane) cuda::detail::take_window(terms[lane], window.top, window.sums);
+                ++window.iterations;
+                for (;;) {  // terms below the window: extra rounds
                     bool any = false;  // __any_sync
-                    unsigned top = 0;  // __reduce_max_sync
+                    unsigned round_top = 0;
                     for (unsigned lane = 0; lane < W; ++lane) {
                         any = any || terms[lane].pending != 0;
-                        top = std::max(top, cuda::detail::lane_top(terms[lane]));
+                        round_top = std::max(round_top, cuda::detail::lane_top(terms[lane]));
                     }
-                    if (!any) break;
-                    cuda::detail::lane_sums warp_sum;  // the shuffle butterfly: integer sums, any order
-                    for (unsigned lane = 0; lane < W; ++lane) warp_sum = warp_sum + cuda::detail::take_window(terms[lane], top);
-                    cuda::detail::flush_round<L, N>(shared, warp_sum, top);  // lane 0
-                    if (launch.plant_single_round) break;
+                    if (!any || launch.plant_single_round) break;
+                    cuda::detail::lane_sums round;
+                    for (unsigned lane = 0; lane < W; ++lane) cuda::detail::take_window(terms[lane], round_top, round);
+                    flush(round, round_top);
                 }
             }
+            if (window.top != 0) flush(window.sums, window.top);
         }
         // barrier; Step E3: thread 0 makes the chunks canonical; barrier; threads add them to the global chunks
         cuda::detail::normalize_chunks(shared.sum);

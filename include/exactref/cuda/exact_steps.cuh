@@ -12,22 +12,27 @@
 //            narrow formats p = x·y exactly in binary64; binary64 p = fl(x·y) and e = fma(x, y, -p), exact for both
 //            operands normal with -918 <= E_x + E_y <= 1021; any other finite product is added directly as a
 //            128-bit integer: add_wide). NaN, ±Inf and zeros only update the lane's special state.
-//   Step E2  window rounds, while some lane holds a pending term: top = the warp's largest exponent field of pending
-//            terms (__reduce_max_sync); each lane adds every pending term within W binades of top to int64 lane
-//            sums, m·2^(W - (top - f)) (binary64 significands split 27 + 26 bits, one lane sum each, as in
-//            src/sum_kernels.cpp), for s (signed) and S (absolute); the warp adds its lanes' sums (shuffles) and lane
-//            0 adds them to the block's chunks (three 32-bit pieces each, shared-memory atomics). Terms further below
-//            wait for a later round, so every term is added exactly; data spanning few binades takes one round.
-//   Step E3  block end: one thread makes the block's chunks canonical (carry pass: chunks 0..134 in [0, 2^32)), then
-//            the block adds them to the global chunks (global atomics), and its special state (atomicAdd / Or / Min).
+//   Step E2  windows. A warp keeps one window open across its iterations: a top exponent field T and, per lane,
+//            int64 lane sums that take every pending term within W binades below T as m·2^(W - (T - f)) (binary64
+//            significands split 27 + 26 bits, one lane sum each, as in src/sum_kernels.cpp), for s (signed) and S
+//            (absolute). Each iteration: top = the warp's largest pending field (__reduce_max_sync); if the window
+//            has no top, lies below top, or is full (2^11 terms), the warp flushes it — adds its lanes' sums
+//            (shuffles) and lane 0 adds the total to the block's chunks, three 32-bit pieces per sum, shared-memory
+//            atomics — and opens a new one at top. The iteration's terms inside the window go into it; terms
+//            further below are added in extra rounds, each with its own top and an immediate flush, until none is
+//            pending. So every term is added exactly, and data whose binades stay within W of the warp's largest
+//            value costs a flush per 2^11 terms only.
+//   Step E3  block end: the warp flushes its window; one thread makes the block's chunks canonical (carry pass:
+//            chunks 0..134 in [0, 2^32)); the block adds them to the global chunks (global atomics), and its special
+//            state (atomicAdd / Or / Min).
 //
 // Headroom (why no int64 ever overflows):
-//   lanes   a term adds < 2^(q + W) to a lane sum (q = bits per lane: 27 for binary64, else p), a warp round adds at
-//           most 32·N terms (N terms per lane), and W = 62 - ceil(log2(32·N)) - q keeps every partial sum of lanes
-//           and of the warp inside (-2^62, 2^62).
-//   shared  every atomic adds a piece of magnitude < 2^32, and a chunk gets at most 2 pieces per round per array; a
-//           round consumes at least one term, so a block of E elements (<= 2 terms each) adds fewer than 4·E·2^32 <
-//           2^62 to a chunk for E <= tuning::exact_max_elements_per_block = 2^28.
+//   lanes   a term adds < 2^(q + W) to a lane sum (q = bits per lane: 27 for binary64, else p), a window or a round
+//           holds at most 2^11 terms of the warp, and W = 62 - 11 - q (24 for binary64, 27 for binary32, 40 for
+//           float16 — its whole range —, 43 for bfloat16) keeps every lane sum and the warp's total in (-2^62, 2^62).
+//   shared  every atomic adds a piece of magnitude < 2^32, a flush adds at most 2 pieces to a chunk of each array,
+//           and every flush consumes at least one term, so a block of E elements (<= 2 terms each) adds fewer than
+//           4·E·2^32 < 2^62 to a chunk for E <= tuning::exact_max_elements_per_block = 2^28.
 //   global  each block adds canonical chunks (< 2^32, the top one a small signed carry), and grids have < 2^31 blocks.
 #pragma once
 
@@ -230,9 +235,16 @@ using binary32_terms = term_layout<std::uint32_t, 24, 8>;
 using binary16_terms = term_layout<std::uint16_t, 11, 5>;
 using bfloat16_terms = term_layout<std::uint16_t, 8, 8>;
 
-/// W of Step E2 for N terms per lane (headroom in the file comment).
-template <class L, unsigned N>
-inline constexpr int window_binades = 62 - ceil_log2_int(32ull * N) - L::lane_bits;
+/// Terms a warp adds to one window before its lane sums must be flushed (headroom in the file comment).
+inline constexpr unsigned window_capacity_log2 = 11;
+
+/// W of Step E2: the binades below the window's top that a lane sum takes (headroom in the file comment).
+template <class L>
+inline constexpr int window_binades = 62 - static_cast<int>(window_capacity_log2) - L::lane_bits;
+
+/// Warp iterations (of N terms per lane) that fit in one window before a flush.
+template <unsigned N>
+inline constexpr unsigned window_iterations = (1u << window_capacity_log2) / (32u * N);
 
 /// The terms one lane holds during a warp iteration: raw bits, which are still to be added (pending), and which go
 /// into S with a negative sign (abs_negative: the e of a binary64 product whose sign differs from p's, since
@@ -270,11 +282,11 @@ EXACTREF_HD_INLINE unsigned lane_top(const lane_terms<L, N>& t) noexcept {
     return top;
 }
 
-/// Step E2 for one lane: adds every pending term within W binades of `top` to the lane sums and clears it.
+/// Step E2 for one lane: adds every pending term within W binades of `top` (and not above it) to the lane sums r, in
+/// units of 2^(top - bias - (p-1) - W), and clears it.
 template <class L, unsigned N>
-EXACTREF_HD_INLINE lane_sums take_window(lane_terms<L, N>& t, unsigned top) noexcept {
-    constexpr int W = window_binades<L, N>;
-    lane_sums r;
+EXACTREF_HD_INLINE void take_window(lane_terms<L, N>& t, unsigned top, lane_sums& r) noexcept {
+    constexpr int W = window_binades<L>;
     EXACTREF_UNROLL
     for (unsigned j = 0; j < N; ++j) {
         if (((t.pending >> j) & 1u) == 0) continue;
@@ -297,17 +309,16 @@ EXACTREF_HD_INLINE lane_sums take_window(lane_terms<L, N>& t, unsigned top) noex
         }
         t.pending &= ~(1u << j);
     }
-    return r;
 }
 
 EXACTREF_HD_INLINE lane_sums operator+(const lane_sums& a, const lane_sums& b) noexcept {
     return {a.s_hi + b.s_hi, a.s_lo + b.s_lo, a.a_hi + b.a_hi, a.a_lo + b.a_lo};
 }
 
-/// The end of a round (lane 0): the warp's lane sums into the block's chunks, in units of 2^(top - bias - (p-1) - W).
-template <class L, unsigned N>
-EXACTREF_HD_INLINE void flush_round(block_chunks& c, const lane_sums& r, unsigned top) noexcept {
-    constexpr int W = window_binades<L, N>;
+/// A flush (lane 0): the warp's lane sums of a window with top `top` into the block's chunks.
+template <class L>
+EXACTREF_HD_INLINE void flush_window(block_chunks& c, const lane_sums& r, unsigned top) noexcept {
+    constexpr int W = window_binades<L>;
     const int unit = static_cast<int>(top) - L::bias - L::frac_bits - W;
     add_lane_sum(c.sum, r.s_lo, unit);
     add_lane_sum(c.abs, r.a_lo, unit);
@@ -315,6 +326,21 @@ EXACTREF_HD_INLINE void flush_round(block_chunks& c, const lane_sums& r, unsigne
         add_lane_sum(c.sum, r.s_hi, unit + L::split);
         add_lane_sum(c.abs, r.a_hi, unit + L::split);
     }
+}
+
+/// The window a warp keeps open across its iterations (Step E2): its top (0: none yet), how many iterations it holds,
+/// and each lane's sums. Every lane holds the same top and count.
+struct open_window {
+    lane_sums sums;
+    unsigned top = 0;
+    unsigned iterations = 0;
+};
+
+/// Whether an iteration whose largest pending field is `top` must first flush the open window (and then open a new
+/// one at `top`): when the window has no top yet, when `top` lies above it, or when it is full.
+template <unsigned N>
+EXACTREF_HD_INLINE bool must_reopen(const open_window& w, unsigned top) noexcept {
+    return w.top == 0 || top > w.top || w.iterations == window_iterations<N>;
 }
 
 // ---- Step E1: where the terms come from -----------------------------------------------------------------------------
