@@ -43,7 +43,7 @@
 #include "exactref/format.h"
 #include "exactref/reference.h"
 
-// ---- allocation counting (global operator new/delete replacements) -------------------------------------------------
+// ---- allocation counting (global operator new/delete replacements) --------------------------------------------------
 namespace {
 std::atomic<std::uint64_t> g_alloc_count{0};
 std::atomic<std::uint64_t> g_alloc_bytes{0};
@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     benchmark::DoNotOptimize(probe);
     delete probe;
     if (g_alloc_count.load() == before) {
-        std::fprintf(stderr, "bench_sum: the allocation counter saw no allocation; the allocs counters would be void\n");
+        std::fprintf(stderr, "bench_sum: the allocation counter saw no allocation; allocs = 0 would prove nothing\n");
         return 1;
     }
     benchmark::Initialize(&argc, argv);

@@ -140,16 +140,13 @@ void superaccumulator::add_at(std::uint64_t m, int pos, bool negative) noexcept 
     const auto d0 = static_cast<std::int64_t>(static_cast<std::uint64_t>(t) & low32);
     const auto d1 = static_cast<std::int64_t>(static_cast<std::uint64_t>(t >> 32) & low32);
     const auto d2 = static_cast<std::int64_t>(static_cast<std::uint64_t>(t >> 64));
+    // Parts above the top chunk are zero for every value inside the covered range (the header's static_asserts).
+    assert(k + 1 < chunk_count || d1 == 0);
     assert(k + 2 < chunk_count || d2 == 0);
-    if (negative) {
-        chunks_[k] -= d0;
-        chunks_[k + 1] -= d1;
-        if (d2 != 0) chunks_[k + 2] -= d2;
-    } else {
-        chunks_[k] += d0;
-        chunks_[k + 1] += d1;
-        if (d2 != 0) chunks_[k + 2] += d2;
-    }
+    const std::int64_t sign = negative ? -1 : 1;
+    chunks_[k] += sign * d0;
+    if (d1 != 0) chunks_[k + 1] += sign * d1;
+    if (d2 != 0) chunks_[k + 2] += sign * d2;
     count_pending(1);
 }
 

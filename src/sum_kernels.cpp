@@ -21,12 +21,15 @@
 //
 // The kernels use GCC/Clang vector extensions with 64-bit lanes, instantiated once per instruction set: 512-bit vectors
 // compiled for x86-64-v4 (AVX-512), 256-bit for x86-64-v3 (AVX2), one lane (scalar code) for anything else; the
-// widest the CPU runs is chosen once at run time (simd_level). A fixed width would not do: GCC splits 512-bit generic
-// vectors for AVX2 poorly (scalarized compares), and 256-bit ones leave half of AVX-512 unused. The result is the same
-// whichever version runs: every version adds the same integers.
+// widest the CPU runs is chosen once at run time (simd_level; EXACTREF_SIMD=avx2 or =base caps it). A fixed width would
+// not do: GCC splits 512-bit generic vectors for AVX2 poorly (scalarized compares), and 256-bit ones leave half of
+// AVX-512 unused. The result is the same whichever version runs: every version adds the same integers.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <cstring>  // std::memcpy: unaligned vector loads
+#include <cstdlib>  // std::getenv: EXACTREF_SIMD
+#include <cstring>  // std::memcpy: unaligned vector loads; std::strcmp
+#include <type_traits>
 
 #include "exactref/accumulator.h"
 
@@ -36,7 +39,7 @@ namespace {
 constexpr int block_log2 = 11;
 constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the invariant above
 
-// ---- Instruction sets ------------------------------------------------------------------------------------------------
+// ---- Instruction sets -----------------------------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_X86_DISPATCH 1
 #define EXACTREF_TARGET_AVX512 [[gnu::target("arch=x86-64-v4")]]
@@ -44,15 +47,20 @@ constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the 
 #endif
 
 #ifdef EXACTREF_X86_DISPATCH
-// The widest vectors this CPU runs, detected once.
+// The widest vectors this CPU runs, detected once. The environment variable EXACTREF_SIMD=avx2 or =base caps it, so
+// that tests can run every version on one machine (they must give the same bits).
 enum class simd_level { base, avx2, avx512 };
 
 simd_level host_simd_level() noexcept {
     static const simd_level level = [] {
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("x86-64-v4")) return simd_level::avx512;
-        if (__builtin_cpu_supports("x86-64-v3")) return simd_level::avx2;
-        return simd_level::base;
+        simd_level cpu = simd_level::base;
+        if (__builtin_cpu_supports("x86-64-v4")) cpu = simd_level::avx512;
+        else if (__builtin_cpu_supports("x86-64-v3")) cpu = simd_level::avx2;
+        const char* cap = std::getenv("EXACTREF_SIMD");
+        if (cap != nullptr && std::strcmp(cap, "base") == 0) return simd_level::base;
+        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) return std::min(cpu, simd_level::avx2);
+        return cpu;
     }();
     return level;
 }
@@ -374,7 +382,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
     }
 }
 
-// ---- One version per instruction set, and the run-time choice ------------------------------------------------------
+// ---- One version per instruction set, and the run-time choice -------------------------------------------------------
 #ifdef EXACTREF_X86_DISPATCH
 template <class L, pass K>
 EXACTREF_TARGET_AVX512 void add_blocked_avx512(const format_info& f, targets t, const typename L::bits_type* xs,

@@ -265,6 +265,23 @@ TEST(CudaEmulatorExact, EveryGridGivesTheSameReference) {
     }
 }
 
+TEST(CudaEmulatorExact, TheGridCoversTheDataWithNonEmptyBlocks) {
+    namespace cd = exactref::cuda::detail;
+    const std::uint64_t slice = std::uint64_t{cuda::tuning::block_threads} * cuda::tuning::exact_elements_per_lane;
+    for (std::uint64_t n : {std::uint64_t{1}, slice - 1, slice, slice + 1, 9 * slice, 9 * slice + 5, std::uint64_t{1} << 28,
+                            (std::uint64_t{1} << 31) + 3, std::uint64_t{1} << 40})
+        for (std::uint64_t wanted : {1u, 4u, 7u, 1056u, 1u << 20}) {
+            SCOPED_TRACE(::testing::Message() << "n " << n << ", blocks wanted " << wanted);
+            const cd::exact_plan p = cd::make_exact_plan(n, wanted, cuda::tuning::exact_elements_per_lane);
+            ASSERT_GE(p.blocks, 1u);
+            EXPECT_EQ(p.elements_per_block % slice, 0u);
+            EXPECT_LE(p.elements_per_block, cuda::tuning::exact_max_elements_per_block);
+            EXPECT_GE(p.blocks * p.elements_per_block, n);                 // every element has a block
+            EXPECT_LT((p.blocks - 1) * p.elements_per_block, n);           // the last block starts before n
+            EXPECT_LE(p.blocks, std::max<std::uint64_t>(wanted, n / cuda::tuning::exact_max_elements_per_block + 1));
+        }
+}
+
 TEST(CudaEmulatorExact, ExtremeMagnitudesAndNegativeTotals) {
     const double big = std::numeric_limits<double>::max();
     const double tiny = std::numeric_limits<double>::denorm_min();
@@ -324,14 +341,35 @@ TEST(CudaEmulatorExact, ARoundOfSixtyTermsInEveryBinadeIsExact) {
     EXPECT_TRUE(same_reference(emu::exact_sum(x), exactref::sum(x)));
 }
 
-TEST(CudaEmulatorExact, APlantedSingleRoundIsCaught) {
+TEST(CudaEmulatorExact, FullWindowsFlushBeforeTheirLaneSumsOverflow) {
+    // Every term at the top of its window with all significand bits set: the largest lane-sum increments there are.
+    // One block, so each warp runs 1024 iterations: without the flush every 2^11 terms a lane sum would pass 2^63.
+    // (The squares of ±2^1000 and 2^-1000 leave binary64 and take the 106-bit path; those of 2^200 fill windows.)
+    emu::exact_launch one_block;
+    one_block.blocks = 1;
+    for (double v : {0x1.fffffffffffffp+1000, -0x1.fffffffffffffp+1000, 0x1.fffffffffffffp-1000, -0x1.fffffffffffffp+200}) {
+        SCOPED_TRACE(::testing::Message() << "float64 " << v);
+        const std::vector<double> xs(std::size_t{1} << 21, v);
+        const std::span<const double> x(xs);
+        EXPECT_TRUE(same_reference(emu::exact_sum(x, one_block), exactref::sum(x)));
+        EXPECT_TRUE(same_reference(emu::exact_dot(x, std::span<const double>(xs), one_block), exactref::dot(x, x)));
+    }
+    for (float v : {0x1.fffffep+100f, -0x1.fffffep-100f}) {
+        SCOPED_TRACE(::testing::Message() << "float32 " << v);
+        const std::vector<float> xs(std::size_t{1} << 21, v);
+        const std::span<const float> x(xs);
+        EXPECT_TRUE(same_reference(emu::exact_sum(x, one_block), exactref::sum(x)));
+    }
+}
+
+TEST(CudaEmulatorExact, APlantedKernelWithoutExtraRoundsIsCaught) {
     // A kernel that drops the terms more than W binades below each warp round's largest must not pass.
     const std::uint64_t seed = 601;
     std::mt19937_64 rng(seed);
     const auto xs = test_cuda::random_values<double>(50000, oracle::term_mix::full_range, rng);
     const std::span<const double> x(xs);
     emu::exact_launch planted;
-    planted.plant_single_round = true;
+    planted.plant_skip_extra_rounds = true;
     EXPECT_TRUE(same_reference(emu::exact_sum(x), exactref::sum(x))) << "seed " << seed;
     EXPECT_FALSE(same_reference(emu::exact_sum(x, planted), exactref::sum(x))) << "seed " << seed;
     // and a corrupted state is refused with a message

@@ -51,7 +51,9 @@ template <class Acc, class T>
 void expect_device_tree(std::span<const T> xs, reduce_op op, const tree_shape& shape, std::span<const bool> mask) {
     const device_vector<T> d_xs(xs);
     device_vector<bool> d_mask(mask.size());
-    if (!mask.empty()) ASSERT_EQ(cudaMemcpy(d_mask.data(), mask.data(), mask.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    if (!mask.empty()) {
+        ASSERT_EQ(cudaMemcpy(d_mask.data(), mask.data(), mask.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    }
     const std::size_t work = cuda::device_work_elems<Acc>(xs.size(), shape);
     device_vector<Acc> d_work(work);
     device_vector<Acc> d_result(1);

@@ -93,7 +93,8 @@ public:
     void add_product_bits(const format_info& f, std::uint64_t x_bits, std::uint64_t y_bits) noexcept;
 
     /// Adds (negative ? -1 : 1) * m * 2^e exactly, for any m and e with 2^e * m inside the covered range
-    /// (lsb_exponent <= e, e + 64 <= 2240). Counts as one finite, non-zero-signed term when m != 0.
+    /// (lsb_exponent <= e, e + 64 <= 2112: 2^64 terms of headroom below the top). Adds to the value only: no term is counted and the special state and
+    /// signed-zero flags are unchanged (use note_terms for the bookkeeping).
     void add_scaled(bool negative, std::uint64_t m, int e) noexcept;
 
     /// Adds another accumulator's value and special state (exact; merge order does not matter).

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "exactref/cuda/exact_sources.cuh"
 #include "exactref/cuda/exact_steps.cuh"
 
 namespace exactref::cuda::detail {
@@ -67,7 +68,7 @@ __global__ void __launch_bounds__(tuning::block_threads)
     const unsigned lane = threadIdx.x % tuning::warp_threads;
     const unsigned warp = threadIdx.x / tuning::warp_threads;
     const std::uint64_t begin = std::uint64_t{blockIdx.x} * per_block;
-    const std::uint64_t end = n - begin < per_block ? n : begin + per_block;
+    const std::uint64_t end = begin >= n ? begin : (n - begin < per_block ? n : begin + per_block);
     lane_special sp;
     open_window window;
     for (std::uint64_t base = begin + warp * slice; base < end; base += tuning::warps_per_block * slice) {

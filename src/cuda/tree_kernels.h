@@ -112,6 +112,7 @@ __global__ void __launch_bounds__(tuning::block_threads)
     __shared__ bool leaf_present[tile_leaves];
     const unsigned lane = threadIdx.x % tuning::warp_threads;
     const unsigned warp = threadIdx.x / tuning::warp_threads;
+    EXACTREF_UNROLL  // lets the loads of a warp's next leaf start before this leaf's shuffles
     for (unsigned j = 0; j < lpw; ++j) {
         const unsigned slot = warp * lpw + j;
         const std::uint64_t leaf = std::uint64_t{blockIdx.x} * tile_leaves + slot;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "exactref/cuda/exact_result.cuh"
+#include "exactref/cuda/exact_sources.cuh"
 #include "exactref/cuda/exact_steps.cuh"
 #include "exactref/cuda/tree_steps.cuh"
 #include "exactref/reference.h"
@@ -261,7 +262,7 @@ struct exact_launch {
     std::uint64_t blocks = 132 * tuning::exact_blocks_per_sm;
     /// Planted fault: skip Step E2's extra rounds, dropping the terms more than W binades below the open window (a
     /// kernel that forgot the loop). Tests check that this changes the reference.
-    bool plant_single_round = false;
+    bool plant_skip_extra_rounds = false;
 };
 
 namespace detail_emulator {
@@ -306,7 +307,7 @@ void run_exact(const Source& src, std::uint64_t n, const exact_launch& launch, c
                         any = any || terms[lane].pending != 0;
                         round_top = std::max(round_top, cuda::detail::lane_top(terms[lane]));
                     }
-                    if (!any || launch.plant_single_round) break;
+                    if (!any || launch.plant_skip_extra_rounds) break;
                     cuda::detail::lane_sums round;
                     for (unsigned lane = 0; lane < W; ++lane) cuda::detail::take_window(terms[lane], round_top, round);
                     flush(round, round_top);
