@@ -62,8 +62,7 @@ using Reference = reference;
 template <floating_format T>
 reference sum(std::span<const T> xs) {
     reference r;
-    r.sum.add(xs);
-    r.abs_sum.add_abs(xs);
+    add_sum_and_abs(xs, r.sum, r.abs_sum);  // one pass over the data for s and S
     r.count = xs.size();
     r.term_format = format_traits<T>::info.id;
     return r;
