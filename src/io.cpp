@@ -184,8 +184,25 @@ std::uint64_t bits_of(const format_info& f, mpfr_ptr x) {
     return encode_exact(f, negative, mpz_get_ui(z.get()), static_cast<long>(e));
 }
 
+// The text as it can be shown in a message: printable ASCII as is, every other byte as \xHH (a NUL, a UTF-8 BOM).
+std::string printable(std::string_view text) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto b = static_cast<unsigned char>(c);
+        if (b >= 0x20 && b < 0x7F) {
+            out += c;
+        } else {
+            out += "\\x";
+            out += hex[b >> 4];
+            out += hex[b & 15];
+        }
+    }
+    return out;
+}
+
 [[noreturn]] void throw_not_a_number(std::string_view text) {
-    throw std::invalid_argument("not a number: '" + std::string(text) +
+    throw std::invalid_argument("not a number: '" + printable(text) +
                                 "' (expected a decimal like -2.5e-3, a C99 hex float like 0x1.8p+1, inf or nan)");
 }
 

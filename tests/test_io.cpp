@@ -279,7 +279,23 @@ TEST(ParseNumber, MalformedInputIsRefusedWithItsText) {
             std::string trimmed = bad;
             trimmed.erase(0, trimmed.find_first_not_of(" \t"));
             trimmed.erase(trimmed.find_last_not_of(" \t") + 1);
+            if (trimmed == "\xD9\xA1") trimmed = "\\xD9\\xA1";  // bytes outside printable ASCII are shown as \xHH
             EXPECT_NE(std::string(e.what()).find("'" + trimmed + "'"), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(ParseNumber, InvisibleBytesAreShownEscaped) {
+    // A NUL would cut the message short and a UTF-8 byte order mark would be invisible: both are printed as \xHH.
+    const std::pair<std::string, std::string> cases[] = {{std::string("1\0", 2), "'1\\x00'"},
+                                                         {"\xEF\xBB\xBF" "1", "'\\xEF\\xBB\\xBF1'"},
+                                                         {"2\t\x7F", "'2\\x09\\x7F'"}};
+    for (const auto& [text, shown] : cases) {
+        try {
+            parse_number_bits(text, binary64_info);
+            ADD_FAILURE() << "accepted " << shown;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(shown), std::string::npos) << e.what();
         }
     }
 }
