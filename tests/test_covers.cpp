@@ -247,6 +247,9 @@ TEST(ArrayVerdict, CountsViolationsAndFindsTheWorst) {
     EXPECT_THAT(v.message(), ::testing::HasSubstr("2 of 10 results not covered"));
     std::vector<float> ok(5, good);
     EXPECT_TRUE(covers(std::span<const float>(ok), ref, any_order()));
+    EXPECT_TRUE(covers(ok, ref, any_order()));             // a std::vector directly
+    EXPECT_EQ(covers(runs, ref, any_order()).violations, 2u);
+    EXPECT_EQ(sum({1.0f, 2.0f, 3.5f}).exact(), "6.5");    // a braced list
 
     // one reference per element
     const std::vector<double> m{1, 2, 3, 4, 5, 6};

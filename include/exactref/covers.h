@@ -89,6 +89,16 @@ array_verdict covers(std::span<const T> results, const reference& ref, const sta
 template <floating_format T>
 array_verdict covers(std::span<const T> results, const reference_array& refs, const standard& model);
 
+/// The same for a std::vector of results (no explicit std::span needed).
+template <floating_format T>
+array_verdict covers(const std::vector<T>& results, const reference& ref, const standard& model) {
+    return covers(std::span<const T>(results), ref, model);
+}
+template <floating_format T>
+array_verdict covers(const std::vector<T>& results, const reference_array& refs, const standard& model) {
+    return covers(std::span<const T>(results), refs, model);
+}
+
 template <floating_format T>
 verdict covers(T result, const reference& ref) {
     return covers(result, ref, any_order());

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <ranges>
 #include <span>
 #include <string>
@@ -73,6 +74,12 @@ template <std::ranges::contiguous_range R>
 reference sum(const R& xs) {
     using T = std::remove_cv_t<std::ranges::range_value_t<R>>;
     return sum(std::span<const T>(std::ranges::data(xs), std::ranges::size(xs)));
+}
+
+/// The exact reference of a braced list: exactref::sum({0.1, 0.2, 0.3}).
+template <floating_format T>
+reference sum(std::initializer_list<T> xs) {
+    return sum(std::span<const T>(xs.begin(), xs.size()));
 }
 
 /// One reference per output element (row sums, GEMM entries), row-major rows x cols.
