@@ -14,19 +14,11 @@
 #include "exactref/eigen.h"
 #include "exactref/multiprecision.h"
 #include "test_dot_checks.h"
+#include "test_eigen_checks.h"
 
 namespace {
 using namespace exactref;
 using namespace exactref::testing_support;
-
-template <class M>
-M gaussian(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng) {
-    std::normal_distribution<double> normal(0.0, 1.0);
-    M m(rows, cols);
-    for (Eigen::Index i = 0; i < rows; ++i)
-        for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = static_cast<typename M::Scalar>(normal(rng));
-    return m;
-}
 
 // The gemm.h reference of the same values, from row-major copies.
 template <class T, class DA, class DB>
@@ -102,15 +94,6 @@ TEST(Eigen, HalfAndBfloat16Scalars) {
     expect_same_array(matmul(ab, bb), reference_of<bfloat16>(ab, bb));
     EXPECT_EQ(matmul(ah, bh)(0, 0).term_format, dtype::float16);
     EXPECT_EQ(matmul(ab, bb)(0, 0).term_format, dtype::bfloat16);
-}
-
-// The standard Eigen's own GEMM must satisfy: any order of K products, each rounded (with FMA when Eigen uses it).
-standard eigen_gemm_standard() {
-    standard s = any_order();
-#ifdef EIGEN_VECTORIZE_FMA
-    s.fma = true;
-#endif
-    return s;
 }
 
 TEST(Eigen, EigensOwnGemmIsCoveredByAnyOrder) {

@@ -11,28 +11,12 @@
 #include "exactref/eigen.h"
 #include "oracle.h"
 #include "test_dot_checks.h"
+#include "test_eigen_checks.h"
 
 namespace {
 using namespace exactref;
 namespace orc = exactref::oracle;
 using namespace exactref::testing_support;
-
-template <class M>
-M gaussian(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng) {
-    std::normal_distribution<double> normal(0.0, 1.0);
-    M m(rows, cols);
-    for (Eigen::Index i = 0; i < rows; ++i)
-        for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = static_cast<typename M::Scalar>(normal(rng));
-    return m;
-}
-
-standard eigen_gemm_standard() {
-    standard s = any_order();
-#ifdef EIGEN_VECTORIZE_FMA
-    s.fma = true;
-#endif
-    return s;
-}
 
 TEST(LongGemm, EigensFloatAndDoubleGemmCoveredUpTo512x512x2048) {
     std::mt19937_64 rng(20240606);
