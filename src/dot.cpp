@@ -39,6 +39,7 @@ namespace exactref {
 namespace {
 
 constexpr std::size_t block_size = 1024;  // pairs per block: buffers stay in L1/L2
+constexpr std::size_t prefetch_chunk = 64;  // binary64 pass 2 runs in chunks of this many pairs (see add())
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_DOT_X86 1
@@ -57,6 +58,12 @@ struct lane_sums {
     std::int64_t s_hi = 0, s_lo = 0, t_hi = 0, t_lo = 0;      // p: signed, absolute
     std::int64_t es_hi = 0, es_lo = 0, et_hi = 0, et_lo = 0;  // e (binary64): signed, with the sign of |x·y| - |p|
     std::uint64_t flagged = 0;  // some non-zero term lies below its window
+    lane_sums& operator+=(const lane_sums& o) noexcept {
+        s_hi += o.s_hi, s_lo += o.s_lo, t_hi += o.t_hi, t_lo += o.t_lo;
+        es_hi += o.es_hi, es_lo += o.es_lo, et_hi += o.et_hi, et_lo += o.et_lo;
+        flagged |= o.flagged;
+        return *this;
+    }
 };
 
 // One normal-or-zero binary64 term (raw bits) into a signed and a second lane pair, the latter with sign `t_sign`
@@ -355,7 +362,18 @@ void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexc
                 scan = f64_scan_block(xb, yb, m);
             }
             const std::int64_t top = scan.top;
-            const lane_sums r = lanes(xb, yb, m, top);  // pass 2
+            // Pass 2, in chunks, each preceded by prefetches of the matching part of the next block: pass 2 is
+            // compute-bound and pass 1 memory-bound, so the next block's loads overlap this block's arithmetic.
+            lane_sums r;
+            const std::size_t ahead = std::min(block_size, n - std::min(n, start + block_size));
+            for (std::size_t c = 0; c < m; c += prefetch_chunk) {
+                const std::size_t len_c = std::min(prefetch_chunk, m - c);
+                for (std::size_t i = c; i < std::min(c + prefetch_chunk, ahead); i += 64 / sizeof(double)) {
+                    __builtin_prefetch(x + start + block_size + i, 0, 3);
+                    __builtin_prefetch(y + start + block_size + i, 0, 3);
+                }
+                r += lanes(xb + c, yb + c, len_c, top);
+            }
             flush_lanes(ref_.sum, ref_.abs_sum, r, top, true, m, [&](std::size_t i) {
                 return std::signbit(xb[i]) != std::signbit(yb[i]);
             });

@@ -3,9 +3,11 @@
 //
 // Step S1  Copy A, B (transposed) and C0 as raw bits; per row of A and column of B: the grid top E_i / F_j (the smallest
 //          power of two above every finite |entry|), the smallest floor(log2 |entry|), the Inf/NaN entries.
-// Step S2  Plan: w = floor((53 - ceil(log2 K)) / 2), so K·2^(2w) <= 2^53. An entry needs ceil((top - lowest set bit)/w)
-//          slices; s_A and s_B minimise the estimated time of 2·s_A·s_B GEMMs plus the far entries (bits below the last
-//          slice), each added exactly per element later. `automatic` compares with the per-element path.
+// Step S2  Plan: w = floor((53 - ceil(log2 K)) / 2), so K·2^(2w) <= 2^53, or one bit less with paired slices
+//          (K·2^(2w+2) <= 2^53). An entry needs ceil((top - lowest set bit)/w) slices; s_A, s_B and the pairing
+//          minimise the estimated time of the slice GEMMs (2·s_A·s_B, or 2·(s(s+1)/2 + s_A·s_B - s²) paired) plus the
+//          far entries (bits below the last slice), each added exactly per element later. `automatic` compares with
+//          the per-element path.
 // Step S3, S4  gemm_sliced.cpp.
 // Step S5  element(i, j): the level sums at their exponents E_i + F_j - (t + 2)·w, the far parts (a_far·b and
 //          a_near·b_far, exact 106-bit products), the Inf/NaN products, the signed-zero state, C0(i, j), and
@@ -279,9 +281,10 @@ double per_element_product_ns(const format_info& f) {
 constexpr double far_product_ns = 40.0;  // one exact 106-bit far product into s and T (two accumulators)
 constexpr double level_ns = 1.0;         // per slice product per element: conversion to the level sums
 
-int slice_width(std::size_t k) {
+// Slice width: K·2^(2w) <= 2^53, or K·2^(2w+2) <= 2^53 when slices are paired (operands below 2^(w+1)).
+int slice_width(std::size_t k, bool paired) {
     const int log2k = k <= 1 ? 0 : std::bit_width(k - 1);  // ceil(log2 K)
-    return (53 - log2k) / 2;                                // K·2^(2w) <= 2^53
+    return (53 - log2k - (paired ? 2 : 0)) / 2;
 }
 
 template <floating_format T>
@@ -326,11 +329,11 @@ matrix_view<T> col_major(std::span<const T> data, std::size_t rows, std::size_t 
 
 std::string matmul_plan::describe() const {
     if (method != matmul_method::sliced) return "per element: one superaccumulator dot product per element";
-    const int gemms = slices_a * slices_b;
     return "sliced: " + std::to_string(slices_a) + " x " + std::to_string(slices_b) + " slices of " +
-           std::to_string(slice_bits) + " bits (" + std::to_string(gemms) + " slice GEMMs for s, " +
-           std::to_string(gemms) + " for T), " + std::to_string(far_a) + " + " + std::to_string(far_b) +
-           " far entries, " + std::to_string(special_a) + " + " + std::to_string(special_b) + " Inf/NaN entries";
+           std::to_string(slice_bits) + " bits" + (paired ? ", paired" : "") + " (" + std::to_string(slice_gemms) +
+           " slice GEMMs for s, " + std::to_string(slice_gemms) + " for T), " + std::to_string(far_a) + " + " +
+           std::to_string(far_b) + " far entries, " + std::to_string(special_a) + " + " + std::to_string(special_b) +
+           " Inf/NaN entries";
 }
 
 product_reference::product_reference() : state_(std::make_unique<state>()) {}
@@ -406,10 +409,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
         return product_reference(std::move(st));
     }
 
-    // Step S2: slice width and counts.
-    const int w = slice_width(k);
-    const std::vector<std::size_t> hist_a = slice_histogram(f, st->a, m, k, st->row_top, w, max_slices + 1);
-    const std::vector<std::size_t> hist_b = slice_histogram(f, st->bt, n, k, st->col_top, w, max_slices + 1);
+    // Step S2: slice width, counts and pairing.
     auto far_count = [](const std::vector<std::size_t>& hist, int s) {
         std::size_t count = 0;
         for (std::size_t t = static_cast<std::size_t>(s) + 1; t < hist.size(); ++t) count += hist[t];
@@ -417,20 +417,28 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     };
     double best = std::numeric_limits<double>::infinity();
     int best_a = 1, best_b = 1;
+    bool best_paired = false;
     const double fma_ns = detail::eigen_fma_ns();
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
-    for (int sa = 1; sa <= cap; ++sa) {
-        for (int sb = 1; sb <= cap; ++sb) {
-            const double pairs = static_cast<double>(sa * sb);
-            const double cost = 2 * pairs * mnk * fma_ns +
-                                2 * pairs * static_cast<double>(m * n) * level_ns +
-                                (static_cast<double>(far_count(hist_a, sa)) * static_cast<double>(n) +
-                                 static_cast<double>(far_count(hist_b, sb)) * static_cast<double>(m)) *
-                                    far_product_ns;
-            if (cost < best) {
-                best = cost;
-                best_a = sa;
-                best_b = sb;
+    for (const bool paired : {false, true}) {
+        if (paired && !options.pair_slices) continue;
+        const int w = slice_width(k, paired);
+        const std::vector<std::size_t> hist_a = slice_histogram(f, st->a, m, k, st->row_top, w, max_slices + 1);
+        const std::vector<std::size_t> hist_b = slice_histogram(f, st->bt, n, k, st->col_top, w, max_slices + 1);
+        for (int sa = 1; sa <= cap; ++sa) {
+            for (int sb = 1; sb <= cap; ++sb) {
+                const auto gemms = static_cast<double>(detail::slice_gemms(sa, sb, paired).size());
+                const double cost = 2 * gemms * mnk * fma_ns +
+                                    2 * gemms * static_cast<double>(m * n) * level_ns +
+                                    (static_cast<double>(far_count(hist_a, sa)) * static_cast<double>(n) +
+                                     static_cast<double>(far_count(hist_b, sb)) * static_cast<double>(m)) *
+                                        far_product_ns;
+                if (cost < best) {
+                    best = cost;
+                    best_a = sa;
+                    best_b = sb;
+                    best_paired = paired;
+                }
             }
         }
     }
@@ -438,14 +446,18 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
         st->plan.method = matmul_method::per_element;
         return product_reference(std::move(st));
     }
+    const int w = slice_width(k, best_paired);
     st->plan.method = matmul_method::sliced;
     st->w = w;
     st->sa = best_a;
     st->sb = best_b;
+    st->karatsuba = best_paired && std::min(best_a, best_b) >= 2;
     st->levels = best_a + best_b - 1;
     st->plan.slice_bits = w;
     st->plan.slices_a = best_a;
     st->plan.slices_b = best_b;
+    st->plan.paired = st->karatsuba;
+    st->plan.slice_gemms = static_cast<int>(detail::slice_gemms(best_a, best_b, st->karatsuba).size());
     st->far_a = far_entries(f, st->a, m, k, st->row_top, w, best_a);
     st->far_b = far_entries(f, st->bt, n, k, st->col_top, w, best_b);
     st->plan.far_a = st->far_a.total();

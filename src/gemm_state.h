@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "exactref/format.h"
@@ -64,6 +65,7 @@ struct product_reference::state {
     int w = 0;                       // slice width in bits
     int sa = 0, sb = 0;              // slices per row of A, per column of B
     int levels = 0;                  // sa + sb - 1
+    bool karatsuba = false;          // slices 0 .. min(sa, sb)-1 paired (slice_gemms); w then has K·2^(2w+2) <= 2^53
     std::vector<int> row_top;        // E_i: |A(i, l)| < 2^E_i for every finite l
     std::vector<int> col_top;        // F_j: |B(l, j)| < 2^F_j
     // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
@@ -74,6 +76,16 @@ struct product_reference::state {
 };
 
 namespace detail {
+/// One slice GEMM of Step S4: left operand `left` (slice p of A, or for p >= s_A the sum of the pair of slices it
+/// stands for) times right operand `right`, added to the levels in `into` with coefficient +1 or -1.
+struct slice_gemm {
+    int left = 0, right = 0;
+    std::vector<std::pair<int, int>> into;  // (level, +1 or -1)
+};
+/// The slice GEMMs for s_A x s_B slices: every pair (p, q) once (karatsuba false, s_A·s_B GEMMs), or with slices
+/// 0 .. s-1 of both sides paired, s = min(s_A, s_B): A_p·B_p, and (A_p + A_q)·(B_p + B_q) - A_p·B_p - A_q·B_q for the
+/// level p + q of p < q < s, then the unpaired rest: s(s+1)/2 + s_A·s_B - s² GEMMs.
+std::vector<slice_gemm> slice_gemms(int sa, int sb, bool karatsuba);
 /// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with Eigen's GEMM.
 void build_sliced_levels(product_reference::state& st, unsigned threads);
 /// Time of one binary64 multiply-add inside Eigen's GEMM as compiled here, in ns per thread (for the planner).

@@ -48,6 +48,12 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Exit status: 0 success (all covered), 1 some result not covered, 2 bad input or usage.\n"
                "Documentation: docs/cli.md");
+    // Usage errors in the same form as every other error: "exactref: error: WHAT", then where to look.
+    app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+        const std::vector<CLI::App*> chosen = failed->get_subcommands();  // the subcommand given, if any
+        const std::string where = chosen.empty() ? "" : chosen.front()->get_name() + " ";
+        return "exactref: error: " + std::string(e.what()) + "\nRun 'exactref " + where + "--help' for the usage.\n";
+    });
     register_sum(app);
     register_covers(app);
     register_ulp(app);

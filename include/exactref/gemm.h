@@ -11,10 +11,13 @@
 //   sliced       the Ozaki scheme: rows of A and columns of B scaled by powers of two and cut without error into
 //                slices of w bits, w chosen so that K·2^(2w) <= 2^53; every slice product A_p·B_q is then computed
 //                exactly by Eigen's binary64 GEMM, and the products are summed exactly as 64-bit integers per element
-//                and level p + q. Bits below the last slice, and Inf/NaN operands, are added exactly per element when
-//                the element is read. The slice counts adapt to the data, so the result is exact for every input.
+//                and level p + q. Pairing the slices (Karatsuba: (A_p + A_q)(B_p + B_q) - A_p·B_p - A_q·B_q, with
+//                K·2^(2w+2) <= 2^53) takes 3 GEMMs instead of 4 for 2 x 2 slices. Bits below the last slice, and
+//                Inf/NaN operands, are added exactly per element when the element is read. The slice counts adapt to
+//                the data, so the result is exact for every input.
 //   per_element  one superaccumulator dot product per element (the simple reference; K products per element).
-// automatic picks the cheaper one from the shapes and the data (about 2·s_A·s_B binary64 GEMMs for sliced).
+// automatic picks the cheaper one from the shapes and the data (2·plan().slice_gemms binary64 GEMMs for sliced:
+// 6 for binary32 N(0, 1) data at K = 1024).
 #pragma once
 
 #include <cstddef>
@@ -61,6 +64,10 @@ struct matmul_options {
     /// picks). Fewer slices mean fewer GEMMs and more "far" entries, whose bits below the last slice are added per
     /// element when it is read; the result is exact either way.
     int max_slices = 0;
+    /// Sliced method: pair the slices (Karatsuba), so that s x s slices take s(s+1)/2 slice GEMMs instead of s², at
+    /// the price of one bit of slice width (K·2^(2w+2) <= 2^53); the planner takes it when it is cheaper. false
+    /// multiplies every pair of slices (for tests and benchmarks; the values are the same either way).
+    bool pair_slices = true;
 };
 
 /// How an exact product was computed (for benchmarks and curiosity; the values never depend on it).
@@ -69,11 +76,13 @@ struct matmul_plan {
     int slice_bits = 0;        // w
     int slices_a = 0;          // s_A: slices per row of A
     int slices_b = 0;          // s_B: slices per column of B
+    bool paired = false;       // slices paired (Karatsuba): matmul_options::pair_slices
+    int slice_gemms = 0;       // binary64 GEMMs of m x K x n for s (as many again for T)
     std::size_t far_a = 0;     // entries of A with bits below the last slice (added exactly per element)
     std::size_t far_b = 0;     // entries of B with bits below the last slice
     std::size_t special_a = 0; // Inf/NaN entries of A
     std::size_t special_b = 0; // Inf/NaN entries of B
-    std::string describe() const;  // "sliced: 2 x 2 slices of 21 bits (4 GEMMs for s, 4 for T), 3 + 0 far entries"
+    std::string describe() const;  // "sliced: 2 x 2 slices of 20 bits, paired: 3 slice GEMMs for s, 3 for T, ..."
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.

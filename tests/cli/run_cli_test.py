@@ -346,9 +346,13 @@ def case_bad_input(cli, g, work):
     check("cannot open" in err and "no-such-file.txt" in err, f"missing file\n{shown}")
     _, _, err, shown = cli.run("sum", "--dtype", "float128", g.path, expect_rc=2)
     check("unknown dtype 'float128'" in err, f"unknown dtype\n{shown}")
-    cli.run(expect_rc=2)                                   # no subcommand
-    cli.run("covers", g.path, expect_rc=2)                 # no RESULT
-    cli.run("sum", g.path, "--no-such-flag", expect_rc=2)  # unknown flag
+    # usage errors: the same "exactref: error:" form, and where to find the usage
+    for args, what, usage in ((), "subcommand", "exactref --help"),                          \
+                             (("covers", g.path), "RESULT", "exactref covers --help"),       \
+                             (("sum", g.path, "--no-such-flag"), "--no-such-flag", "exactref sum --help"):
+        _, out, err, shown = cli.run(*args, expect_rc=2)
+        check(err.startswith("exactref: error: ") and what in err and f"Run '{usage}'" in err and out == "",
+              f"usage error names what is wrong and where the usage is\n{shown}")
     _, out, _, shown = cli.run("--help", expect_rc=0)
     check("sum" in out and "covers" in out, f"help lists the subcommands\n{shown}")
 
