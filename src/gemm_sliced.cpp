@@ -94,9 +94,10 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
 
     // Step S3: the operands. Left operand p (m x k) is slice p of A, right operand q (k x n) slice q of B; the paired
     // operands follow (slice p + slice q). Column-major, as Eigen's GEMM prefers.
-    std::vector<Eigen::MatrixXd> left(static_cast<std::size_t>(sa) + pairs.size(), Eigen::MatrixXd(mm, kk));
-    std::vector<Eigen::MatrixXd> right(static_cast<std::size_t>(sb) + pairs.size(),
-                                       Eigen::MatrixXd(kk, static_cast<Eigen::Index>(n)));
+    std::vector<Eigen::MatrixXd> left(static_cast<std::size_t>(sa) + pairs.size());
+    std::vector<Eigen::MatrixXd> right(static_cast<std::size_t>(sb) + pairs.size());
+    for (Eigen::MatrixXd& x : left) x.resize(mm, kk);
+    for (Eigen::MatrixXd& x : right) x.resize(kk, static_cast<Eigen::Index>(n));
     parallel_for(k, threads, 64, [&](std::size_t l0, std::size_t l1) {
         for (std::size_t l = l0; l < l1; ++l)
             for (std::size_t i = 0; i < m; ++i) {

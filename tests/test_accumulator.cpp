@@ -28,6 +28,37 @@ namespace {
 
 using namespace exactref_test;
 
+// Runs check.template operator()<T>(seed) for the four formats, with seeds first_seed .. first_seed + 3.
+template <class Check>
+void in_every_format(std::uint64_t first_seed, Check check) {
+    check.template operator()<double>(first_seed);
+    check.template operator()<float>(first_seed + 1);
+    check.template operator()<float16>(first_seed + 2);
+    check.template operator()<bfloat16>(first_seed + 3);
+}
+
+// The frame of the property tests on random inputs: `count` inputs of format T (random_input, every term mix), as
+// bits and values, each handed to check(i, bits, xs, rng) under a trace of the seed and input i; the first failure
+// (check returns false) ends the loop.
+template <class T, class Check>
+void for_random_inputs(std::uint64_t seed, int count, Check check) {
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < count; ++i) {
+        orc::term_mix mix;
+        std::vector<std::uint64_t> bits = random_input<T>(rng, mix);
+        const std::vector<T> xs = orc::from_bits<T>(bits);
+        SCOPED_TRACE("seed " + std::to_string(seed) + ", input " + std::to_string(i) + ", " + orc::to_string(mix));
+        if (!check(i, bits, xs, rng)) return;
+    }
+}
+
+// acc against the three oracles' sums of `bits` (all four target formats when every_format).
+inline bool matches_sum_oracles(const superaccumulator& acc, const std::vector<std::uint64_t>& bits,
+                                const format_info& f, const char* what, bool every_format) {
+    return check_against_oracles(acc, orc::mpfr_sum(bits, f), orc::boost_sum(bits, f), orc::gmp_sum(bits, f), f, what,
+                                 every_format);
+}
+
 // ---- random inputs, >= 10^5 per format ----------------------------------------------------------------------------
 
 template <class T>
@@ -178,10 +209,7 @@ void subnormals_only(std::uint64_t seed) {
 }
 
 TEST(AccumulatorClasses, SubnormalsOnly) {
-    subnormals_only<double>(4301);
-    subnormals_only<float>(4302);
-    subnormals_only<float16>(4303);
-    subnormals_only<bfloat16>(4304);
+    in_every_format(4301, []<class T>(std::uint64_t seed) { subnormals_only<T>(seed); });
 }
 
 TEST(AccumulatorClasses, OverflowOfIntermediates) {
@@ -295,11 +323,7 @@ TEST(AccumulatorSpecials, TenTimesPointOne) {
 template <class T>
 void merge_matches(std::uint64_t seed) {
     const format_info& f = format_traits<T>::info;
-    std::mt19937_64 rng(seed);
-    for (int i = 0; i < 3000; ++i) {
-        orc::term_mix mix;
-        const std::vector<std::uint64_t> bits = random_input<T>(rng, mix);
-        const std::vector<T> xs = orc::from_bits<T>(bits);
+    for_random_inputs<T>(seed, 3000, [&](int i, const auto& bits, const std::vector<T>& xs, std::mt19937_64& rng) {
         // Random cut points; each part by a random path; merged in a random order, sometimes as a tree.
         std::vector<std::size_t> cuts = {0, xs.size()};
         for (unsigned k = rng() % 6; k > 0; --k) cuts.push_back(xs.empty() ? 0 : rng() % (xs.size() + 1));
@@ -320,55 +344,34 @@ void merge_matches(std::uint64_t seed) {
             parts[a].merge(parts[b]);
             parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(b));
         }
-        const std::string label = "merge, seed " + std::to_string(seed) + ", input " + std::to_string(i);
-        SCOPED_TRACE(label);
-        if (!check_against_oracles(parts[0], orc::mpfr_sum(bits, f), orc::boost_sum(bits, f), orc::gmp_sum(bits, f),
-                                   f, "merged parts", i % 8 == 0))
-            return;
-    }
+        return matches_sum_oracles(parts[0], bits, f, "merged parts", i % 8 == 0);
+    });
 }
 
 TEST(AccumulatorOperations, MergeOfRandomSplitsEqualsTheWhole) {
-    merge_matches<double>(4401);
-    merge_matches<float>(4402);
-    merge_matches<float16>(4403);
-    merge_matches<bfloat16>(4404);
+    in_every_format(4401, []<class T>(std::uint64_t seed) { merge_matches<T>(seed); });
 }
 
 template <class T>
 void negate_matches(std::uint64_t seed) {
     const format_info& f = format_traits<T>::info;
-    std::mt19937_64 rng(seed);
-    for (int i = 0; i < 3000; ++i) {
-        orc::term_mix mix;
-        std::vector<std::uint64_t> bits = random_input<T>(rng, mix);
-        const std::vector<T> xs = orc::from_bits<T>(bits);
+    for_random_inputs<T>(seed, 3000, [&](int, auto& bits, const std::vector<T>& xs, std::mt19937_64&) {
         superaccumulator acc;
         acc.add(std::span<const T>(xs));
         acc.negate();
         for (auto& b : bits) b ^= orc::zero_bits(f, true);
-        SCOPED_TRACE("negate, seed " + std::to_string(seed) + ", input " + std::to_string(i));
-        if (!check_against_oracles(acc, orc::mpfr_sum(bits, f), orc::boost_sum(bits, f), orc::gmp_sum(bits, f), f,
-                                   "negated", false))
-            return;
-    }
+        return matches_sum_oracles(acc, bits, f, "negated", false);
+    });
 }
 
 TEST(AccumulatorOperations, NegateEqualsTheSumOfNegatedTerms) {
-    negate_matches<double>(4501);
-    negate_matches<float>(4502);
-    negate_matches<float16>(4503);
-    negate_matches<bfloat16>(4504);
+    in_every_format(4501, []<class T>(std::uint64_t seed) { negate_matches<T>(seed); });
 }
 
 template <class T>
 void compare_matches(std::uint64_t seed) {
     const format_info& f = format_traits<T>::info;
-    std::mt19937_64 rng(seed);
-    for (int i = 0; i < 3000; ++i) {
-        orc::term_mix mix;
-        const std::vector<std::uint64_t> bits = random_input<T>(rng, mix);
-        const std::vector<T> xs = orc::from_bits<T>(bits);
+    for_random_inputs<T>(seed, 3000, [&](int, const auto& bits, const std::vector<T>& xs, std::mt19937_64& rng) {
         superaccumulator acc;
         acc.add(std::span<const T>(xs));
         const orc::gmp_exact g = orc::gmp_sum(bits, f);
@@ -380,18 +383,16 @@ void compare_matches(std::uint64_t seed) {
             if (orc::decode(f, v).nan || orc::decode(f, v).inf) continue;
             const mpq_class diff = g.value - orc::gmp_value(v, f);
             const int expected = diff > 0 ? 1 : (diff < 0 ? -1 : 0);
-            ASSERT_EQ(acc.compare(value_of<T>(v)), expected)
-                << "compare(" << orc::describe(v, f) << "), exact " << orc::gmp_decimal(g.value) << ", seed " << seed
-                << ", input " << i;
+            EXPECT_EQ(acc.compare(value_of<T>(v)), expected)
+                << "compare(" << orc::describe(v, f) << "), exact " << orc::gmp_decimal(g.value);
+            if (acc.compare(value_of<T>(v)) != expected) return false;
         }
-    }
+        return true;
+    });
 }
 
 TEST(AccumulatorOperations, CompareIsTheSignOfTheExactDifference) {
-    compare_matches<double>(4601);
-    compare_matches<float>(4602);
-    compare_matches<float16>(4603);
-    compare_matches<bfloat16>(4604);
+    in_every_format(4601, []<class T>(std::uint64_t seed) { compare_matches<T>(seed); });
     // Planted: 0.1 + 0.2 is not 0.30000000000000004 (its RN) exactly: compare sees the difference.
     superaccumulator acc;
     acc.add(0.1);
@@ -430,35 +431,22 @@ void products_match(std::uint64_t seed) {
 }
 
 TEST(AccumulatorOperations, AddProductIsExact) {
-    products_match<double>(4701);
-    products_match<float>(4702);
-    products_match<float16>(4703);
-    products_match<bfloat16>(4704);
+    in_every_format(4701, []<class T>(std::uint64_t seed) { products_match<T>(seed); });
 }
 
 template <class T>
 void abs_sum_matches(std::uint64_t seed) {
     const format_info& f = format_traits<T>::info;
-    std::mt19937_64 rng(seed);
-    for (int i = 0; i < 3000; ++i) {
-        orc::term_mix mix;
-        std::vector<std::uint64_t> bits = random_input<T>(rng, mix);
-        const std::vector<T> xs = orc::from_bits<T>(bits);
+    for_random_inputs<T>(seed, 3000, [&](int, auto& bits, const std::vector<T>& xs, std::mt19937_64&) {
         superaccumulator acc;
         acc.add_abs(std::span<const T>(xs));
         for (auto& b : bits) b &= ~orc::zero_bits(f, true);
-        SCOPED_TRACE("add_abs, seed " + std::to_string(seed) + ", input " + std::to_string(i));
-        if (!check_against_oracles(acc, orc::mpfr_sum(bits, f), orc::boost_sum(bits, f), orc::gmp_sum(bits, f), f,
-                                   "abs", false))
-            return;
-    }
+        return matches_sum_oracles(acc, bits, f, "abs", false);
+    });
 }
 
 TEST(AccumulatorOperations, AddAbsIsTheSumOfMagnitudes) {
-    abs_sum_matches<double>(4801);
-    abs_sum_matches<float>(4802);
-    abs_sum_matches<float16>(4803);
-    abs_sum_matches<bfloat16>(4804);
+    in_every_format(4801, []<class T>(std::uint64_t seed) { abs_sum_matches<T>(seed); });
 }
 
 // The checks above must be able to fail: a planted wrong accumulator (one term dropped, or the left fold's answer)
