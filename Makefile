@@ -1,9 +1,10 @@
 # The two commands of the README: `make demo` and `make test`. Both install what is missing, configure and build.
-# Other targets: `make build`, `make bench` (Google Benchmark, Release), `make sanitize` (ASan+UBSan tests),
+# Other targets: `make build`, `make bench` (Google Benchmark, Release), `make sanitize` (ASan+UBSan tests, -O2 -g, without the
+# pytest run: the Python extension is not built with sanitizers),
 # `make long` (long property runs), `make clean`.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD := build/default
-DEBUG_BUILD := build/debug
+SANITIZE_BUILD := build/sanitize
 
 .PHONY: deps configure build demo test long bench sanitize clean
 
@@ -29,9 +30,9 @@ bench: build
 	@scripts/run-benchmarks $(BUILD)
 
 sanitize: deps
-	@cmake --preset debug >/dev/null
-	@cmake --build $(DEBUG_BUILD) -j $(JOBS)
-	@ctest --preset debug -j $(JOBS)
+	@cmake --preset sanitize >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@ctest --preset sanitize -j $(JOBS)
 
 clean:
 	@rm -rf build
