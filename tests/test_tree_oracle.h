@@ -152,13 +152,24 @@ public:
         switch (op_) {
             case reduce_op::sum:
             case reduce_op::product: {
-                const wide exact = op_ == reduce_op::sum ? wide(a) + wide(b) : wide(a) * wide(b);
-                if (exact >= wide(std::numeric_limits<I>::lowest()) && exact <= wide(std::numeric_limits<I>::max()))
-                    return static_cast<I>(exact);
+                // Exact in 128 bits: a signed product of two 64-bit values is below 2^126 in magnitude; an unsigned one
+                // is below 2^128, so it is formed in unsigned __int128 (a signed one would overflow: UB).
+                __extension__ using uwide = unsigned __int128;
+                bool fits = false;
+                uwide exact_bits = 0;  // the exact result, two's complement modulo 2^128
+                if constexpr (std::is_signed_v<I>) {
+                    const wide exact = op_ == reduce_op::sum ? wide(a) + wide(b) : wide(a) * wide(b);
+                    fits = exact >= wide(std::numeric_limits<I>::lowest()) && exact <= wide(std::numeric_limits<I>::max());
+                    exact_bits = static_cast<uwide>(exact);
+                } else {
+                    const uwide exact = op_ == reduce_op::sum ? uwide(a) + uwide(b) : uwide(a) * uwide(b);
+                    fits = exact <= uwide(std::numeric_limits<I>::max());
+                    exact_bits = exact;
+                }
+                if (fits) return static_cast<I>(exact_bits);
                 if (checked_) return std::nullopt;
                 // modulo 2^bits: the low bits of the two's complement representation
-                __extension__ using uwide = unsigned __int128;
-                const uwide low = static_cast<uwide>(exact) & ((uwide{1} << (8 * sizeof(I))) - 1);
+                const uwide low = exact_bits & ((uwide{1} << (8 * sizeof(I))) - 1);
                 return static_cast<I>(static_cast<std::make_unsigned_t<I>>(low));
             }
             case reduce_op::min: return a < b ? a : b;
