@@ -409,6 +409,7 @@ std::string verdict::message() const {
 }
 
 std::string array_verdict::message() const {
+    if (size == 0) return "no results to judge: the array of results is empty";
     std::ostringstream os;
     os << (covered ? "all " + std::to_string(size) + " results covered"
                    : std::to_string(violations) + " of " + std::to_string(size) + " results not covered");

@@ -297,8 +297,11 @@ void check_shapes(const matrix_view<T>& a, const matrix_view<T>& b, const matrix
         throw std::invalid_argument("exactref::matmul: C0 is " + shape(*c0) + " but A·B is " +
                                     std::to_string(a.rows) + " x " + std::to_string(b.cols) +
                                     ": pass an existing output of the product's shape");
-    if ((a.data == nullptr && a.rows * a.cols != 0) || (b.data == nullptr && b.rows * b.cols != 0))
-        throw std::invalid_argument("exactref::matmul: a matrix view with elements has a null data pointer");
+    if ((a.data == nullptr && a.rows * a.cols != 0) || (b.data == nullptr && b.rows * b.cols != 0) ||
+        (c0 != nullptr && c0->data == nullptr && c0->rows * c0->cols != 0))
+        throw std::invalid_argument(std::string("exactref::matmul: ") +
+                                    (c0 != nullptr && c0->data == nullptr ? "C0" : a.data == nullptr ? "A" : "B") +
+                                    " is a matrix view with elements but a null data pointer");
     if (a.cols > std::numeric_limits<std::uint32_t>::max())
         throw std::invalid_argument("exactref::matmul: K = " + std::to_string(a.cols) + " exceeds 2^32 - 1");
 }
@@ -342,20 +345,26 @@ product_reference::~product_reference() = default;
 product_reference::product_reference(product_reference&&) noexcept = default;
 product_reference& product_reference::operator=(product_reference&&) noexcept = default;
 
-std::size_t product_reference::rows() const noexcept { return state_->m; }
-std::size_t product_reference::cols() const noexcept { return state_->n; }
-std::size_t product_reference::inner() const noexcept { return state_->k; }
-dtype product_reference::term_format() const noexcept { return state_->f->id; }
-bool product_reference::has_initial() const noexcept { return state_->has_c; }
-const matmul_plan& product_reference::plan() const noexcept { return state_->plan; }
+// A moved-from product_reference has no state: it then reads as the empty 0 x 0 product.
+const product_reference::state& product_reference::st() const noexcept {
+    static const state empty;
+    return state_ != nullptr ? *state_ : empty;
+}
+
+std::size_t product_reference::rows() const noexcept { return st().m; }
+std::size_t product_reference::cols() const noexcept { return st().n; }
+std::size_t product_reference::inner() const noexcept { return st().k; }
+dtype product_reference::term_format() const noexcept { return st().f->id; }
+bool product_reference::has_initial() const noexcept { return st().has_c; }
+const matmul_plan& product_reference::plan() const noexcept { return st().plan; }
 
 void product_reference::element(std::size_t i, std::size_t j, reference& out) const {
-    if (i >= state_->m || j >= state_->n)
+    if (i >= st().m || j >= st().n)
         throw std::out_of_range("exactref::product_reference::element(" + std::to_string(i) + ", " +
-                                std::to_string(j) + "): the product is " + std::to_string(state_->m) + " x " +
-                                std::to_string(state_->n));
+                                std::to_string(j) + "): the product is " + std::to_string(st().m) + " x " +
+                                std::to_string(st().n));
     out = reference{};
-    build_element(*state_, i, j, out);
+    build_element(st(), i, j, out);
 }
 
 reference product_reference::element(std::size_t i, std::size_t j) const {
@@ -365,7 +374,7 @@ reference product_reference::element(std::size_t i, std::size_t j) const {
 }
 
 reference_array product_reference::to_array(unsigned threads) const {
-    const state& st = *state_;
+    const state& st = this->st();
     reference_array out;
     out.rows = st.m;
     out.cols = st.n;

@@ -70,6 +70,19 @@ TEST(Eigen, StorageOrdersMapsBlocksTransposesAndExpressions) {
     // An expression (no direct access): evaluated once, then the same as its value.
     const Eigen::MatrixXf expr_value = (a * 2.0f).eval();
     expect_same_array(matmul(a * 2.0f, b), reference_of<float>(expr_value, b));
+    // A product expression as an operand is evaluated once, not once per element read: an operand read element by
+    // element evaluates a counted coefficient of the inner operand K times per element (48³ reads); evaluated once,
+    // Eigen's GEMM reads each about once (48² reads).
+    {
+        long reads = 0;
+        const Eigen::MatrixXd x = gaussian<Eigen::MatrixXd>(48, 48, rng), y = gaussian<Eigen::MatrixXd>(48, 48, rng);
+        const auto counted = x.unaryExpr([&reads](double v) { ++reads; return v; });
+        const Eigen::MatrixXd xy = counted * y;  // the same evaluation, for the expected values
+        reads = 0;
+        const reference_array got = matmul(counted * y, y);
+        expect_same_array(got, reference_of<double>(xy, y));
+        EXPECT_LT(reads, 48L * 48 * 48 / 8) << "the product expression was evaluated per element";
+    }
     // C0 + A·B
     const Eigen::MatrixXf c0 = gaussian<Eigen::MatrixXf>(9, 7, rng);
     const reference_array with_c = matmul(a, b, c0);
@@ -150,6 +163,15 @@ TEST(Eigen, DroppedOrDoubledProductIsRejectedAtItsPosition) {
         EXPECT_EQ(va.worst_row, 7u);
         EXPECT_EQ(va.worst_col, 3u);
     }
+}
+
+TEST(Eigen, AnEmptyProductHasNothingToJudge) {
+    const Eigen::MatrixXf a(0, 3), b(3, 0);
+    const Eigen::MatrixXf c = a * b;
+    const matrix_verdict v = covers(c, exact_matmul(a, b), any_order());
+    EXPECT_TRUE(v.covered);
+    EXPECT_EQ(v.size, 0u);
+    EXPECT_EQ(v.message(), "no results to judge: the product is 0 x 0");
 }
 
 TEST(Eigen, ShapeMismatchIsAClearError) {

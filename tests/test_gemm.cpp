@@ -351,8 +351,25 @@ TEST(Gemm, BadShapesAndViewsAreClearErrors) {
                                      matmul_options{matmul_method::sliced, 1, 17});
               }),
               "exactref::matmul: max_slices = 17 is outside 0 .. 16 (0 lets the planner choose)");
-    const auto p = exact_matmul(row_major<float>(a, 2, 3), row_major<float>(std::span<const float>(b).first(6), 3, 2));
+    EXPECT_EQ(message_of([&] {
+                  (void)exact_matmul(row_major<float>(a, 2, 3), row_major<float>(std::span<const float>(b).first(6), 3, 2),
+                                     matrix_view<float>{nullptr, 2, 2, 2, 1});
+              }),
+              "exactref::matmul: C0 is a matrix view with elements but a null data pointer");
+    EXPECT_EQ(message_of([&] {
+                  (void)exact_matmul(matrix_view<float>{nullptr, 2, 3, 3, 1},
+                                     row_major<float>(std::span<const float>(b).first(6), 3, 2));
+              }),
+              "exactref::matmul: A is a matrix view with elements but a null data pointer");
+    auto p = exact_matmul(row_major<float>(a, 2, 3), row_major<float>(std::span<const float>(b).first(6), 3, 2));
     EXPECT_THROW((void)p.element(2, 0), std::out_of_range);
+    // A moved-from product reads as the empty 0 x 0 product (no crash); the moved-to one has the product.
+    const product_reference q = std::move(p);
+    EXPECT_EQ(q.rows(), 2u);
+    EXPECT_EQ(p.rows(), 0u);  // NOLINT(bugprone-use-after-move): the moved-from state is what is tested
+    EXPECT_EQ(p.cols(), 0u);
+    EXPECT_THROW((void)p.element(0, 0), std::out_of_range);
+    EXPECT_TRUE(p.to_array(1).elements.empty());
 }
 
 }  // namespace

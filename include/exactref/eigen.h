@@ -99,10 +99,12 @@ eigen_view<T> make_eigen_view(const Eigen::MatrixBase<Derived>& m) {
         out.view.row_stride = Derived::IsRowMajor ? outer : inner;
         out.view.col_stride = Derived::IsRowMajor ? inner : outer;
     } else {
+        // An expression (a product, a sum) is evaluated once here, not once per element read below.
+        const auto& evaluated = m.derived().eval();
         out.copy.resize(rows * cols);
         for (std::size_t i = 0; i < rows; ++i)
             for (std::size_t j = 0; j < cols; ++j) {
-                const S value = m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+                const S value = evaluated(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
                 out.copy[i * cols + j] = std::bit_cast<T>(value);
             }
         out.view = {out.copy.data(), rows, cols, static_cast<std::ptrdiff_t>(cols), 1};
@@ -170,6 +172,8 @@ struct matrix_verdict : array_verdict {
     /// "3 of 262144 results not covered by any_order; first violations at (0, 5) (17, 2) ...", then the worst
     /// element's position and verdict (exact value, result, error, bound, ratio, ulps).
     std::string message() const {
+        if (size == 0)
+            return "no results to judge: the product is " + std::to_string(rows) + " x " + std::to_string(cols);
         std::ostringstream os;
         os << (covered ? "all " + std::to_string(size) + " results covered by " + worst.standard
                        : std::to_string(violations) + " of " + std::to_string(size) + " results not covered by " +

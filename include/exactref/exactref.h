@@ -1,10 +1,12 @@
-// exactref/exactref.h — the whole host API in one include (GoogleTest and multiprecision faces excluded:
-// include exactref/gtest.h and exactref/multiprecision.h for those).
+// exactref/exactref.h — the whole host API in one include (the GoogleTest, multiprecision, Eigen and CUDA faces
+// excluded: include exactref/gtest.h, exactref/multiprecision.h, exactref/eigen.h and exactref/cuda.h for those).
 #pragma once
 
 #include "exactref/accumulator.h"
 #include "exactref/covers.h"
+#include "exactref/dot.h"
 #include "exactref/format.h"
+#include "exactref/gemm.h"
 #include "exactref/io.h"
 #include "exactref/orders.h"
 #include "exactref/reference.h"

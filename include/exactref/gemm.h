@@ -82,7 +82,7 @@ struct matmul_plan {
     std::size_t far_b = 0;     // entries of B with bits below the last slice
     std::size_t special_a = 0; // Inf/NaN entries of A
     std::size_t special_b = 0; // Inf/NaN entries of B
-    std::string describe() const;  // "sliced: 2 x 2 slices of 20 bits, paired: 3 slice GEMMs for s, 3 for T, ..."
+    std::string describe() const;  // "sliced: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
@@ -117,7 +117,8 @@ public:
     explicit product_reference(std::unique_ptr<state> s) noexcept;  // internal: exact_matmul builds it
 
 private:
-    std::unique_ptr<state> state_;
+    const state& st() const noexcept;
+    std::unique_ptr<state> state_;  // null after a move: the object then reads as the empty 0 x 0 product
 };
 
 /// The exact reference of A·B in compact form (see product_reference), or of C0 + A·B when c0 is given.
