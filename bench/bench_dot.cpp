@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "bench_target_clones.h"
 #include "exactref/dot.h"
 #include "exactref/format.h"
 
@@ -24,12 +25,6 @@ namespace {
 
 using exactref::bfloat16;
 using exactref::float16;
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define BENCH_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define BENCH_TARGET_CLONES
-#endif
 
 template <class T>
 T from_double(double v) {

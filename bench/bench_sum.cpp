@@ -39,6 +39,7 @@
 #include <utility>  // std::pair
 #include <vector>
 
+#include "bench_target_clones.h"
 #include "exactref/accumulator.h"
 #include "exactref/format.h"
 #include "exactref/reference.h"
@@ -66,12 +67,6 @@ namespace {
 
 using exactref::bfloat16;
 using exactref::float16;
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define BENCH_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define BENCH_TARGET_CLONES
-#endif
 
 // ---- inputs ---------------------------------------------------------------------------------------------------------
 enum class dist { gauss, wide };

@@ -17,7 +17,6 @@ TEST(GpuExact, SkippedWithoutCuda) {
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>  // std::getenv
 #include <limits>
 #include <random>
 #include <span>
@@ -29,6 +28,7 @@ TEST(GpuExact, SkippedWithoutCuda) {
 #include "exactref/dot.h"
 #include "exactref/reference.h"
 #include "test_cuda_checks.h"
+#include "test_gpu_fixture.h"
 
 namespace {
 
@@ -36,17 +36,7 @@ using namespace exactref;
 using test_cuda::device_vector;
 using test_cuda::same_reference;
 
-class GpuExact : public ::testing::Test {
-protected:
-    void SetUp() override {
-        if (cuda::device_available()) return;
-        // scripts/device-check sets EXACTREF_REQUIRE_GPU on a GPU machine, where a skip would hide a broken setup.
-        if (std::getenv("EXACTREF_REQUIRE_GPU") != nullptr)
-            FAIL() << "EXACTREF_REQUIRE_GPU is set but there is no usable CUDA device: "
-                   << cuda::device_unavailable_reason();
-        GTEST_SKIP() << "no CUDA device: " << cuda::device_unavailable_reason();
-    }
-};
+class GpuExact : public test_cuda::gpu_test {};
 
 template <class T>
 void check_format(std::uint64_t seed) {

@@ -15,7 +15,6 @@ TEST(GpuTrees, SkippedWithoutCuda) {
 #else
 
 #include <cstdint>
-#include <cstdlib>  // std::getenv
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -25,6 +24,7 @@ TEST(GpuTrees, SkippedWithoutCuda) {
 #include "exactref/cuda.h"
 #include "exactref/tree.h"
 #include "test_cuda_checks.h"
+#include "test_gpu_fixture.h"
 
 namespace {
 
@@ -34,17 +34,7 @@ using test_cuda::device_vector;
 using test_cuda::same_tree_bits;
 using test_cuda::show;
 
-class GpuTrees : public ::testing::Test {
-protected:
-    void SetUp() override {
-        if (cuda::device_available()) return;
-        // scripts/device-check sets EXACTREF_REQUIRE_GPU on a GPU machine, where a skip would hide a broken setup.
-        if (std::getenv("EXACTREF_REQUIRE_GPU") != nullptr)
-            FAIL() << "EXACTREF_REQUIRE_GPU is set but there is no usable CUDA device: "
-                   << cuda::device_unavailable_reason();
-        GTEST_SKIP() << "no CUDA device: " << cuda::device_unavailable_reason();
-    }
-};
+class GpuTrees : public test_cuda::gpu_test {};
 
 /// One device tree (caller-owned buffers, default stream) against the host tree.
 template <class Acc, class T>
