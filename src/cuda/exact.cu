@@ -14,13 +14,28 @@ void check_exact_call(const char* function, std::uint64_t n, bool has_data, cons
 /// Multiprocessors of the current device (the persistent grid's size), cuda_error when it cannot be queried.
 unsigned multiprocessor_count();
 
+/// Blocks of exact_kernel<Source> that one multiprocessor holds at once (its registers and shared memory decide),
+/// at most tuning::exact_blocks_per_sm: the persistent grid is then one wave, with no partly filled last wave (the
+/// kernels use 64 to 105 registers a thread on sm_90, so 2 to 4 blocks of 256 threads fit, not 8). Only the speed
+/// depends on it.
+template <class Source>
+unsigned resident_blocks_per_sm() {
+    int blocks = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, exact_kernel<Source>,
+                                                             static_cast<int>(tuning::block_threads), 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor(exact_kernel)", "check that a CUDA device is present");
+    if (blocks < 1) return 1;
+    return static_cast<unsigned>(blocks) < tuning::exact_blocks_per_sm ? static_cast<unsigned>(blocks)
+                                                                       : tuning::exact_blocks_per_sm;
+}
+
 template <class Source>
 void enqueue_exact(const Source& src, std::uint64_t n, dtype format, bool is_dot, void* d_work, cudaStream_t stream) {
     auto* st = static_cast<exact_state*>(d_work);
     exact_init_kernel<<<1, tuning::block_threads, 0, stream>>>(st, n, static_cast<unsigned>(format), is_dot);
     check_launch("the exact-sum init kernel");
     if (n == 0) return;
-    const exact_plan plan = make_exact_plan(n, std::uint64_t{multiprocessor_count()} * tuning::exact_blocks_per_sm,
+    const exact_plan plan = make_exact_plan(n, std::uint64_t{multiprocessor_count()} * resident_blocks_per_sm<Source>(),
                                             tuning::exact_elements_per_lane);
     exact_kernel<Source><<<dim3(static_cast<unsigned>(plan.blocks)), tuning::block_threads, 0, stream>>>(
         src, n, plan.elements_per_block, st);

@@ -45,7 +45,8 @@ struct tuning {
     static constexpr unsigned level_nodes_per_block = block_threads;
     /// Exact sum: elements each lane holds per warp iteration (a warp takes 32 * terms_per_lane elements).
     static constexpr unsigned exact_elements_per_lane = 8;
-    /// Exact sum: blocks per streaming multiprocessor of the persistent grid.
+    /// Exact sum: the most blocks per streaming multiprocessor in the persistent grid; the launcher takes fewer when
+    /// fewer are resident at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor), so that the grid is one wave.
     static constexpr unsigned exact_blocks_per_sm = 8;
     /// Exact sum: the most elements one block may take. Each shared-memory chunk then receives fewer than
     /// 4 * 2^28 additions of magnitude below 2^32, far from int64 overflow (exact_steps.cuh, "Headroom").
