@@ -68,6 +68,7 @@ struct prepared_bound {
     bool finite = true;
     bool products_may_underflow = false;
     mpq_class value;       // B
+    mpq_class acc_value;   // B_acc: the accumulation's part of B (mixed: before the rounding into out; else B)
     mpq_class factor;      // relative growth of a sum of like-signed terms: (1 + factor)·P bounds every result
 };
 
@@ -80,6 +81,8 @@ struct prepared_reference {
     bool nan_only = false, pos_inf_only = false, neg_inf_only = false;
     bool pos_inf_reachable = false, neg_inf_reachable = false;
     bool products_may_underflow = false;  // dot: a negative product may round to -0.0
+    bool final_rounding_may_flush = false;  // mixed: a negative accumulated value may round to -0.0 in out
+    bool overflow_saturates = false;        // directed: a partial sum may overflow and stay at ±max (RZ, RD, RU)
     // exact values (finite terms)
     mpq_class s;
     prepared_bound bound;
@@ -105,8 +108,13 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
                                                           : ref.product_may_underflow || ref.min_product_exponent < acc.emin;
     const bool underflow_term = dot && (product_underflows || m.fma);
     const mpq_class eta = pow2(acc.emin - acc.precision + u_shift);  // η: the underflow unit (Higham (3.5))
-    const std::uint64_t product_rounding = dot && !m.fma ? 1 : 0;
-    auto depth_factor = [&](std::uint64_t depth) { return gamma(depth + product_rounding, u); };
+    // A product's own rounding lies on its path with or without an FMA: a chain acc = fma(x, y, acc) starts with
+    // fma(x_1, y_1, 0) = RN(x_1·y_1), or adds RN(x_2·y_2) computed alone, so the deepest product still sees depth + 1.
+    const std::uint64_t product_rounding = dot ? 1 : 0;
+    auto depth_factor = [&](std::uint64_t depth) -> std::optional<mpq_class> {
+        if (depth > std::numeric_limits<std::uint64_t>::max() - product_rounding) return std::nullopt;  // k·u >= 1
+        return gamma(depth + product_rounding, u);
+    };
 
     switch (m.kind) {
         case standard_kind::any_order:
@@ -119,11 +127,19 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
             factor = depth_factor(m.height);  // Higham §4.2
             break;
         case standard_kind::split_k: {
-            const std::uint64_t k = n == 0 ? 0 : (n + m.chunks - 1) / m.chunks;
-            const std::uint64_t used = k == 0 ? 0 : (n + k - 1) / k;  // non-empty chunks
+            // The K terms (without an initial C) in s chunks of at most k = ceil(K/s); a chunk's sum has depth k - 1,
+            // and the c = min(s, K) non-empty chunk results are combined in any order (depth c - 1) or pairwise
+            // (ceil(log2 c)). c is not ceil(K/k): a balanced split of K = 5 into 4 chunks is {2, 1, 1, 1}, 4 chunk
+            // results, depth 1 + 3. An initial C (beta = 1) takes one more combine rounding on every chunk's path,
+            // whether the chunks are added onto C (atomics into an existing output) or C starts one chunk (that chunk
+            // then has k + 1 terms).
+            const std::uint64_t initial = dot && ref.has_initial && n > 0 ? 1 : 0;
+            const std::uint64_t products = n - initial;
+            const std::uint64_t k = products / m.chunks + (products % m.chunks != 0 ? 1 : 0);  // no overflow
+            const std::uint64_t used = std::min(m.chunks, products);  // non-empty chunks, at most
             std::uint64_t depth = 0;
             if (k > 0) {
-                depth = m.combine == split_combine::any_order ? k + used - 2 : k - 1 + ceil_log2(used);
+                depth = (k - 1) + (m.combine == split_combine::any_order ? used - 1 : ceil_log2(used)) + initial;
             }
             factor = depth_factor(depth);
             break;
@@ -142,6 +158,7 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
         extra = from_count(n) * (1 + (n == 0 ? mpq_class(0) : from_count(n - 1) * u)) * eta;
     }
     mpq_class value = *factor * w + extra;
+    b.acc_value = value;
     mpq_class total_factor = *factor;
     if (m.kind == standard_kind::mixed) {
         // Round once from acc to out: u_out·(|s| + B_acc) more (composition, DESIGN §3), plus η_out = 2^(emin-p) of
@@ -169,15 +186,23 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
                                         std::string(result.name) + ": pass a result of the output format");
         p.acc = &info(model.accumulate.value_or(result.id));
     }
+    if (model.kind == standard_kind::tree && model.height < 64 && ref.count > (std::uint64_t{1} << model.height))
+        throw std::invalid_argument("standard '" + model.name() + "': a tree of height " +
+                                    std::to_string(model.height) + " holds at most " +
+                                    std::to_string(std::uint64_t{1} << model.height) + " terms, and this reference has " +
+                                    std::to_string(ref.count) + ": pass the height of the tree that was used (at "
+                                    "least ceil(log2 n) = " + std::to_string(ceil_log2(ref.count)) +
+                                    "; tree_height(shape, n) gives that of halving(256) and fold(16))");
     if (model.fma && !ref.is_dot)
         throw std::invalid_argument("standard '" + model.name() + "': +fma applies to dot products, not to sums");
     const format_info& term = info(ref.term_format);
     const bool bound_model = model.kind != standard_kind::exact && model.kind != standard_kind::faithful;
-    if (bound_model && !ref.is_dot && !fits_in(term, *p.acc))
+    if (bound_model && !fits_in(term, *p.acc))
         throw std::invalid_argument("standard '" + model.name() + "' accumulates in " + std::string(p.acc->name) +
                                     ", which cannot hold the " + std::string(term.name) +
-                                    " terms exactly: use mixed:" + std::string(term.name) + ":" +
-                                    std::string(result.name) + " or a result of a wider format");
+                                    (ref.is_dot ? " inputs" : " terms") + " exactly: use mixed:" +
+                                    std::string(term.name) + ":" + std::string(result.name) +
+                                    " or a result of a wider format");
 
     const superaccumulator& sum = ref.sum;
     p.rn_bits = sum.round_bits(result, rounding::to_nearest_even);
@@ -205,8 +230,13 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     const mpq_class w = to_mpq(ref.abs_sum);
     p.bound = compute_bound(ref, model, *p.acc, result, p.s, w);
     p.products_may_underflow = p.bound.products_may_underflow;
-    // Overflow rule: +Inf reachable when (1 + factor)·P >= threshold, P = (S + s)/2 the sum of positive terms.
-    const mpq_class threshold = model.directed ? largest_finite(result) : overflow_threshold(result);
+    // Overflow rule: +Inf reachable when (1 + factor)·P >= threshold, P = (S + s)/2 the sum of positive terms. For
+    // mixed, the accumulation format may overflow first when its range is the smaller one (float16 acc, float32 out).
+    auto threshold_of = [&](const format_info& f) {
+        return model.directed ? largest_finite(f) : overflow_threshold(f);
+    };
+    mpq_class threshold = threshold_of(result);
+    if (p.acc != &result) threshold = std::min(threshold, threshold_of(*p.acc));
     if (!p.bound.finite) {
         p.pos_inf_reachable = p.neg_inf_reachable = true;
     } else {
@@ -215,6 +245,15 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
         p.pos_inf_reachable = (1 + p.bound.factor) * positive >= threshold;
         p.neg_inf_reachable = (1 + p.bound.factor) * negative >= threshold;
     }
+    // Directed rounding does not make overflow sticky: RZ (and RD for a positive, RU for a negative partial sum) gives
+    // ±max (IEEE 754-2019 §7.4), later terms move it again, and the result can end anywhere: no bound holds then.
+    p.overflow_saturates = model.directed && (p.pos_inf_reachable || p.neg_inf_reachable);
+    // mixed: the rounding from acc into a narrower out turns a negative accumulated value of magnitude at most half
+    // out's smallest subnormal into -0.0 (IEEE 754-2019 §6.3 covers exact zeros only); such a value is reachable
+    // when the accumulation's interval [s - B_acc, s + B_acc] holds a negative number.
+    p.final_rounding_may_flush = model.kind == standard_kind::mixed &&
+                                 result.subnormal_lsb_exponent() > p.acc->subnormal_lsb_exponent() &&
+                                 (!p.bound.finite || p.s - p.bound.acc_value < 0);
     return p;
 }
 
@@ -297,7 +336,7 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
     }
     // Step C4: signed zero.
     if (r.significand == 0 && r.negative && !ref.sum.all_negative_zero() && !p.model.allow_negative_zero &&
-        !p.model.directed && !p.products_may_underflow) {
+        !p.model.directed && !p.products_may_underflow && !p.final_rounding_may_flush) {
         v.covered = false;
         v.reason = "-0.0: round-to-nearest produces -0.0 only when every term is -0.0";
         const mpq_class err = -p.s;
@@ -308,10 +347,13 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
         if (details) v.error_exact = dyadic_decimal(err);
         return v;
     }
-    // Step C5: |r - s| <= B, exactly.
+    // Step C5: |r - s| <= B, exactly (every finite result when a directed-rounding overflow may saturate).
     const mpq_class err = value_to_mpq(f, r_bits) - p.s;
     const mpq_class abs_err = abs(err);
-    v.covered = !p.bound.finite || abs_err <= p.bound.value;
+    v.covered = !p.bound.finite || p.overflow_saturates || abs_err <= p.bound.value;
+    if (p.overflow_saturates && !(p.bound.finite && abs_err <= p.bound.value))
+        v.reason = "directed rounding: a partial sum may overflow and saturate at the largest finite value "
+                   "(IEEE 754-2019 §7.4), after which no bound holds";
     v.error = to_double(err, rounding::to_nearest_even);
     v.bound = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
     if (!p.bound.finite) v.ratio = 0;

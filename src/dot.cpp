@@ -67,14 +67,16 @@ struct lane_sums {
 };
 
 // One normal-or-zero binary64 term (raw bits) into a signed and a second lane pair, the latter with sign `t_sign`
-// (0 or -1). top: the window's base exponent field, >= the term's field and > W (so a zero, field 0, lies below).
+// (0 or -1). top: the window's base exponent field, >= the term's field. A zero (field 0) adds nothing: it is tested
+// for, not left to lie below the window, since the error terms' window (top - 52) may reach down to field 0 (a zero
+// operand times a value below 2^76 in a block of such pairs gave 2^-1023 from the implicit bit of e = 0).
 inline void add_to_lanes(std::uint64_t bits, std::int64_t top, std::int64_t t_sign, std::int64_t& s_hi,
                          std::int64_t& s_lo, std::int64_t& t_hi, std::int64_t& t_lo, std::uint64_t& flagged) noexcept {
     constexpr std::uint64_t frac = (std::uint64_t{1} << 52) - 1;
     const auto field = static_cast<std::int64_t>((bits >> 52) & 0x7FF);
     const std::uint64_t m = (bits & frac) | (std::uint64_t{1} << 52);
     const std::int64_t shift = field - (top - window);
-    const bool in = shift >= 0;
+    const bool in = shift >= 0 && field != 0;
     const std::int64_t amount = in ? shift : 0;
     std::int64_t hi = static_cast<std::int64_t>(m >> 26) << amount;
     std::int64_t lo = static_cast<std::int64_t>(m & ((std::uint64_t{1} << 26) - 1)) << amount;
@@ -520,6 +522,7 @@ void dot_accumulator::add_wide(const std::uint64_t* x, const std::uint64_t* y, s
 
 void dot_accumulator::add_term(std::uint64_t bits) noexcept {
     ++count_;
+    ref_.has_initial = true;
     ref_.sum.add_bits(*f_, bits);
     ref_.abs_sum.add_bits(*f_, bits & ~(std::uint64_t{1} << (f_->storage_bits - 1)));
 }

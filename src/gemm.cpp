@@ -199,6 +199,7 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
     }
     const int smallest = element_min_product_exponent(st, i, j);
     out.count = st.k + (st.has_c ? 1 : 0);
+    out.has_initial = st.has_c;
     out.term_format = f.id;
     out.is_dot = true;
     out.min_product_exponent = smallest;

@@ -13,12 +13,14 @@ constexpr std::string_view accepted_names =
     "exact, faithful, any_order, tree:H, split_k:S, split_k:S:pairwise, mixed:ACC:OUT (e.g. mixed:float32:float16), "
     "each optionally prefixed by 'directed:' (e.g. directed:tree:8)";
 
-std::uint64_t parse_count(std::string_view text, std::string_view what, std::string_view whole) {
+std::uint64_t parse_count(std::string_view text, std::string_view what, std::string_view whole,
+                          std::uint64_t smallest = 1) {
     std::uint64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || value == 0)
+    if (ec != std::errc{} || end != text.data() + text.size() || value < smallest)
         throw std::invalid_argument("bad " + std::string(what) + " '" + std::string(text) + "' in standard '" +
-                                    std::string(whole) + "': expected a positive integer");
+                                    std::string(whole) + "': expected " +
+                                    (smallest == 0 ? "a non-negative integer" : "a positive integer"));
     return value;
 }
 
@@ -48,7 +50,6 @@ standard faithful() { return of_kind(standard_kind::faithful); }
 standard any_order() { return of_kind(standard_kind::any_order); }
 
 standard tree(std::uint64_t height) {
-    if (height == 0) throw std::invalid_argument("tree(h) needs a height h >= 1 (the additions on a root-to-leaf path)");
     standard s = of_kind(standard_kind::tree);
     s.height = height;
     return s;
@@ -115,7 +116,7 @@ standard parse_standard(std::string_view text) {
     if (head == "exact" && parts.size() == 1) out = exact();
     else if (head == "faithful" && parts.size() == 1) out = faithful();
     else if (head == "any_order" && parts.size() == 1) out = any_order();
-    else if (head == "tree" && parts.size() == 2) out = tree(parse_count(parts[1], "height", whole));
+    else if (head == "tree" && parts.size() == 2) out = tree(parse_count(parts[1], "height", whole, 0));
     else if (head == "split_k" && (parts.size() == 2 || parts.size() == 3)) {
         split_combine how = split_combine::any_order;
         if (parts.size() == 3) {

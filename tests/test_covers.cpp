@@ -3,6 +3,7 @@
 #include <gtest/gtest-spi.h>  // EXPECT_NONFATAL_FAILURE
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <cmath>
 #include <gmpxx.h>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "exactref/covers.h"
+#include "exactref/dot.h"
 #include "exactref/gtest.h"
 #include "exactref/multiprecision.h"
 
@@ -65,7 +67,6 @@ TEST(Bound, RefusesModelsThatDoNotApply) {
     EXPECT_THROW(bound(ref, any_order(), binary32_info), std::invalid_argument);  // float64 terms in float32
     EXPECT_THROW(bound(ref, mixed(dtype::float64, dtype::float32), binary64_info), std::invalid_argument);
     EXPECT_NO_THROW(bound(ref, mixed(dtype::float64, dtype::float32), binary32_info));
-    EXPECT_THROW(tree(0), std::invalid_argument);
     EXPECT_THROW(split_k(0), std::invalid_argument);
     EXPECT_THROW(directed(exact()), std::invalid_argument);
     try {
@@ -216,6 +217,97 @@ TEST(SpecialValues, NegativeZero) {
     EXPECT_TRUE(covers(-0.0, cancel, relaxed));
 }
 
+// A tree of height 0 is one term (γ_0 = 0); a tree of height h holds at most 2^h terms, so a shallower model than
+// ceil(log2 n) is refused rather than judged with a bound that no tree over n terms has.
+TEST(Bound, TreeHeightsMustHoldTheTerms) {
+    const reference one = sum(std::vector<float>{3.0f});
+    EXPECT_EQ(bound(one, tree(0), binary32_info), 0.0);
+    EXPECT_TRUE(covers(3.0f, one, tree(0)));
+    EXPECT_FALSE(covers(std::nextafter(3.0f, 4.0f), one, tree(0)));
+    const reference nine = sum(std::vector<float>(9, 1.0f));
+    EXPECT_NO_THROW(bound(nine, tree(4), binary32_info));
+    try {
+        covers(9.0f, nine, tree(3));
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("holds at most 8 terms"));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("ceil(log2 n) = 4"));
+    }
+}
+
+// Counts past 2^64 - n once wrapped k = ceil(K/s) to 0 and gave a zero bound; a depth + the product rounding past
+// 2^64 - 1 wrapped to γ_0. Any chunk count >= K is K chunks of one term; any depth that large has no finite bound.
+TEST(Bound, HugeChunkCountsAndHeights) {
+    const reference ref = sum(std::vector<double>{0.1, 0.2, 0.3});
+    const std::uint64_t huge = std::numeric_limits<std::uint64_t>::max();
+    EXPECT_EQ(bound(ref, split_k(huge), binary64_info), bound(ref, split_k(3), binary64_info));
+    EXPECT_EQ(bound(ref, split_k(huge - 1, split_combine::pairwise), binary64_info),
+              bound(ref, split_k(3, split_combine::pairwise), binary64_info));
+    EXPECT_TRUE(covers(0.6, ref, split_k(huge)));  // RN(s)
+    const std::vector<double> x{1.5, 2.5};
+    EXPECT_TRUE(std::isinf(bound(dot(std::span<const double>(x), std::span<const double>(x)), tree(huge),
+                                 binary64_info)));
+}
+
+// Dot products, like sums, must not be judged in a format that cannot hold their inputs.
+TEST(Bound, DotInputsMustFitTheAccumulationFormat) {
+    const double a = 1 + 0x1p-24 + 0x1p-40;
+    const std::vector<double> x{a};
+    const reference ref = dot(std::span<const double>(x), std::span<const double>(x));
+    const float r = static_cast<float>(x[0]) * static_cast<float>(x[0]);  // a float32 kernel
+    try {
+        covers(r, ref, any_order());
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("use mixed:float64:float32"));
+    }
+    EXPECT_NO_THROW(covers(r, ref, mixed(dtype::float64, dtype::float32)));
+}
+
+// Directed rounding does not keep an overflow: RZ gives max for max + max (IEEE 754-2019 §7.4), and a later -max
+// brings the sum to 0, far outside the bound. So when overflow is reachable, a directed standard covers every finite
+// result; round-to-nearest keeps the overflow (Inf - max = Inf), so any_order still rejects 0.
+TEST(SpecialValues, DirectedOverflowSaturates) {
+    const double max = std::numeric_limits<double>::max();
+    const reference ref = sum(std::vector<double>{max, max, -max});
+    std::fesetround(FE_TOWARDZERO);
+    volatile double a = max, b = -max;
+    const double rz = (a + a) + b;
+    std::fesetround(FE_TONEAREST);
+    ASSERT_EQ(rz, 0.0);
+    const verdict v = covers(rz, ref, directed(any_order()));
+    EXPECT_TRUE(v.covered) << v.message();
+    EXPECT_THAT(v.reason, ::testing::HasSubstr("saturate"));
+    EXPECT_FALSE(covers(rz, ref, any_order()));
+    EXPECT_TRUE(covers(max, sum(std::vector<double>{max, max}), directed(any_order())));
+    EXPECT_TRUE(covers(float16(65504.0f), sum(std::vector<float16>{float16(60000.0f), float16(60000.0f)}),
+                       directed(any_order())));
+    // no reachable overflow: the directed bound still decides
+    const reference small = sum(std::vector<double>{1.0, 2.0});
+    EXPECT_FALSE(covers(0.0, small, directed(any_order())));
+}
+
+// mixed(acc, out): a float16 accumulator overflows at 65520 although float32 results do not.
+TEST(SpecialValues, MixedOverflowInTheAccumulator) {
+    const std::vector<float16> x{float16(-65504.0f), float16(-48896.0f)};
+    const float inf = std::numeric_limits<float>::infinity();
+    EXPECT_TRUE(covers(-inf, sum(x), mixed(dtype::float16, dtype::float32)));
+    EXPECT_FALSE(covers(-inf, sum(x), mixed(dtype::float32, dtype::float32)));
+}
+
+// mixed(acc, out): rounding a tiny negative accumulated value into a narrower out gives -0.0 (RN(s) itself here),
+// although no term is -0.0; a positive one cannot, nor can a rounding that keeps every acc value non-zero.
+TEST(SpecialValues, MixedFinalRoundingMayGiveNegativeZero) {
+    const reference negative = sum(std::vector<float>{-1e-10f});
+    const float16 minus_zero = float16::from_bits(0x8000);
+    EXPECT_TRUE(covers(minus_zero, negative, exact()));
+    const verdict v = covers(minus_zero, negative, mixed(dtype::float32, dtype::float16));
+    EXPECT_TRUE(v.covered) << v.message();
+    EXPECT_FALSE(covers(minus_zero, sum(std::vector<float>{1e-10f}), mixed(dtype::float32, dtype::float16)));
+    EXPECT_FALSE(covers(-0.0f, negative, mixed(dtype::float32, dtype::float32)));
+    EXPECT_TRUE(covers(-0.0f, sum(std::vector<double>{-1e-50}), mixed(dtype::float64, dtype::float32)));
+}
+
 TEST(Verdict, MessageShowsTheNumbers) {
     const std::vector<float> xs{1.0f, 2.0f, 3.0f};
     const reference ref = sum(xs);
@@ -263,10 +355,10 @@ TEST(ArrayVerdict, CountsViolationsAndFindsTheWorst) {
 }
 
 TEST(Standard, NamesParseBack) {
-    for (const char* name : {"exact", "faithful", "any_order", "tree:5", "split_k:4", "split_k:4:pairwise",
+    for (const char* name : {"exact", "faithful", "any_order", "tree:0", "tree:5", "split_k:4", "split_k:4:pairwise",
                              "mixed:float32:float16", "directed:any_order", "directed:tree:3"})
         EXPECT_EQ(parse_standard(name).name(), name);
-    for (const char* bad : {"", "anyorder", "tree", "tree:0", "tree:x", "split_k:4:sideways", "mixed:float32",
+    for (const char* bad : {"", "anyorder", "tree", "tree:", "tree:-1", "tree:x", "split_k:4:sideways", "mixed:float32",
                             "mixed:float32:float8", "directed:exact"}) {
         SCOPED_TRACE(bad);
         EXPECT_THROW(parse_standard(bad), std::invalid_argument);

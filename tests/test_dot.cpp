@@ -87,6 +87,32 @@ TEST(Dot, Binary64ProductsAtTheEdgesOfTheFmaPath) {
     }
 }
 
+// A zero operand times a finite value: blocks made only of such pairs (alone, or left after the unsafe pairs are taken
+// out) have a low window base, and the error term e = fma(0, y, -0) = 0 of each once landed inside its window with
+// the implicit bit of a normal number (s and T off by 2^-1023 per pair, T even negative for -0.0). Every exponent of
+// the other operand, both signs of both, with and without a subnormal partner pair and a tiny non-zero product.
+TEST(Dot, ZeroOperandsAtEveryExponentOfTheOtherOperand) {
+    std::mt19937_64 rng(11);
+    std::uniform_int_distribution<std::uint64_t> frac(0, (std::uint64_t{1} << 52) - 1);
+    for (int e = -1074; e <= 1023; ++e) {
+        const std::uint64_t magnitude = e < -1022 ? std::uint64_t{1} << (e + 1074)
+                                                  : (static_cast<std::uint64_t>(e + 1023) << 52) | frac(rng);
+        const std::uint64_t zero = (rng() & 1) << 63, sign = (rng() & 1) << 63;
+        const std::vector<std::pair<bits_vector, bits_vector>> cases = {
+            {{zero}, {sign | magnitude}},
+            {{sign | magnitude, zero}, {zero ^ (std::uint64_t{1} << 63), sign | magnitude}},
+            {{zero, 1}, {sign | magnitude, 0x3FF0000000000000u}},  // a subnormal pair takes the slow path
+            {{zero, 0x0010000000000000u}, {sign | magnitude, 0x3CB0000000000000u}},  // 2^-1022 · 2^-52
+        };
+        for (const auto& [x, y] : cases) {
+            SCOPED_TRACE("zero operand, other operand exponent " + std::to_string(e) + ", " +
+                         std::to_string(x.size()) + " pairs");
+            expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+            expect_matches_oracles(dot_any(binary64_info, y, x), y, x, binary64_info);
+        }
+    }
+}
+
 TEST(Dot, ProductsThatUnderflowOrOverflowInTheInputFormat) {
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));

@@ -184,14 +184,60 @@ TEST(DotStandards, FmaChainsInEveryOrderAreCoveredWithTheFmaStandard) {
     EXPECT_GT(checked, 80u);  // 91 distinct chained results with these seeds
 }
 
-// split_k(s): every chunk (k = ceil(n/s) consecutive products) by any tree, chunk results combined by any tree
-// (any_order) or by a tree of height ceil(log2 s) (pairwise).
+// Every way to cut n products into at most s contiguous non-empty chunks of at most k = ceil(n/s) each: exactly k
+// per chunk (the usual kernel), and balanced splits such as {2, 1, 1, 1} for n = 5, s = 4, whose c = s chunk results
+// take one more combine rounding than the ceil(n/k) = 3 chunks of the first.
+std::vector<std::vector<std::size_t>> chunkings(std::size_t n, std::size_t s) {
+    const std::size_t k = (n + s - 1) / s;
+    std::vector<std::vector<std::size_t>> out;
+    std::vector<std::size_t> sizes;
+    auto grow = [&](auto&& self, std::size_t left) -> void {
+        if (left == 0) {
+            out.push_back(sizes);
+            return;
+        }
+        if (sizes.size() == s) return;
+        for (std::size_t size = 1; size <= std::min(k, left); ++size) {
+            sizes.push_back(size);
+            self(self, left - size);
+            sizes.pop_back();
+        }
+    };
+    grow(grow, n);
+    return out;
+}
+
+// An FMA chain c = fma(x_i, y_i, c) from c = 0 over the products [lo, hi) in every order: the first step rounds its
+// product alone (fma(x, y, 0) = RN(x·y)), every later one rounds once.
+std::vector<std::uint64_t> fma_chains(const bits_vector& x, const bits_vector& y, std::size_t lo, std::size_t hi,
+                                      const format_info& f) {
+    std::vector<std::size_t> order(hi - lo);
+    std::iota(order.begin(), order.end(), lo);
+    std::vector<std::uint64_t> out;
+    do {
+        std::uint64_t c = 0;  // +0.0
+        for (std::size_t i : order) {
+            if (!finite_bits(c, f)) break;  // Inf + a finite product stays Inf
+            c = orc::boost_round_bits(exact_product(x[i], y[i], f) + orc::boost_value(c, f), f,
+                                      rounding::to_nearest_even);
+        }
+        out.push_back(c);
+    } while (std::next_permutation(order.begin(), order.end()));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+// split_k(s): for every chunking above, every chunk by any tree over its rounded products (or, for split_k(s)+fma, by
+// an FMA chain in any order), the chunk results combined by any tree (any_order) or by a tree of height ceil(log2 c)
+// (pairwise); with an existing output C (beta = 1) also C as one more combined value (atomics into C) — a planted
+// bound that leaves out C's combine rounding, the balanced chunkings or the product rounding of an FMA chain fails here.
 TEST(DotStandards, SplitKCoversEveryChunkedEvaluationExhaustively) {
     std::size_t checked = 0;
     std::uint64_t seed = 7000;
     for (const format_info* f : {&binary32_info, &binary16_info, &bfloat16_info}) {
         for (orc::term_mix mix : {orc::term_mix::clustered, orc::term_mix::cancelling, orc::term_mix::ties}) {
-            for (std::size_t n : {4u, 6u, 7u, 8u}) {
+            for (std::size_t n : {4u, 5u, 7u}) {
                 for (std::uint64_t s : {2u, 3u, 4u}) {
                     ++seed;
                     SCOPED_TRACE(std::string(f->name) + " " + orc::to_string(mix) + " n=" + std::to_string(n) +
@@ -199,37 +245,116 @@ TEST(DotStandards, SplitKCoversEveryChunkedEvaluationExhaustively) {
                     std::mt19937_64 rng(seed);
                     const bits_vector x = orc::random_terms(*f, n, mix, rng);
                     const bits_vector y = orc::random_terms(*f, n, orc::term_mix::clustered, rng);
+                    const bits_vector c0 = orc::random_terms(*f, 1, mix, rng);
                     const reference ref = dot_bits(*f, x, y);
-                    const std::size_t k = (n + s - 1) / s;
-                    std::vector<std::vector<std::uint64_t>> chunk_results;
-                    for (std::size_t lo = 0; lo < n; lo += k) {
-                        bits_vector products;
-                        for (std::size_t i = lo; i < std::min(n, lo + k); ++i)
-                            products.push_back(rounded_product(x[i], y[i], *f, *f, rounding::to_nearest_even));
-                        chunk_results.push_back(orc::reachable_sums(products, *f));
+                    const reference ref_c = dot_bits(*f, x, y, &c0[0]);
+                    standard split_fma = split_k(s);
+                    split_fma.fma = true;
+                    for (const std::vector<std::size_t>& sizes : chunkings(n, s)) {
+                        for (const bool fma : {false, true}) {
+                            std::vector<std::vector<std::uint64_t>> chunk_results;
+                            std::size_t lo = 0;
+                            for (std::size_t size : sizes) {
+                                if (fma) {
+                                    chunk_results.push_back(fma_chains(x, y, lo, lo + size, *f));
+                                } else {
+                                    bits_vector products;
+                                    for (std::size_t i = lo; i < lo + size; ++i)
+                                        products.push_back(
+                                            rounded_product(x[i], y[i], *f, *f, rounding::to_nearest_even));
+                                    chunk_results.push_back(orc::reachable_sums(products, *f));
+                                }
+                                lo += size;
+                            }
+                            // every combination of one result per chunk
+                            std::vector<std::size_t> pick(chunk_results.size(), 0);
+                            std::vector<std::uint64_t> any_combine, pairwise_combine, onto_c, onto_c_pairwise;
+                            const unsigned height = static_cast<unsigned>(std::bit_width(chunk_results.size() - 1));
+                            for (;;) {
+                                bits_vector parts;
+                                for (std::size_t i = 0; i < pick.size(); ++i) parts.push_back(chunk_results[i][pick[i]]);
+                                for (auto r : orc::reachable_sums(parts, *f)) any_combine.push_back(r);
+                                for (auto r : orc::reachable_sums_height(parts, *f, height))
+                                    pairwise_combine.push_back(r);
+                                parts.push_back(c0[0]);
+                                for (auto r : orc::reachable_sums(parts, *f)) onto_c.push_back(r);
+                                for (auto r : orc::reachable_sums_height(parts, *f, height + 1))
+                                    onto_c_pairwise.push_back(r);
+                                std::size_t i = 0;
+                                while (i < pick.size() && ++pick[i] == chunk_results[i].size()) pick[i++] = 0;
+                                if (i == pick.size()) break;
+                            }
+                            standard any = fma ? split_fma : split_k(s);
+                            standard pairwise = split_k(s, split_combine::pairwise);
+                            pairwise.fma = fma;
+                            expect_all_covered(union_of({any_combine}), ref, any, *f, checked);
+                            expect_all_covered(union_of({pairwise_combine}), ref, pairwise, *f, checked);
+                            expect_all_covered(union_of({onto_c}), ref_c, any, *f, checked);
+                            expect_all_covered(union_of({onto_c_pairwise}), ref_c, pairwise, *f, checked);
+                            if (::testing::Test::HasFailure()) return;
+                        }
                     }
-                    // every combination of one result per chunk
-                    std::vector<std::size_t> pick(chunk_results.size(), 0);
-                    std::vector<std::uint64_t> any_combine, pairwise_combine;
-                    const unsigned height = static_cast<unsigned>(std::bit_width(chunk_results.size() - 1));
-                    for (;;) {
-                        bits_vector parts;
-                        for (std::size_t c = 0; c < pick.size(); ++c) parts.push_back(chunk_results[c][pick[c]]);
-                        for (auto r : orc::reachable_sums(parts, *f)) any_combine.push_back(r);
-                        for (auto r : orc::reachable_sums_height(parts, *f, height)) pairwise_combine.push_back(r);
-                        std::size_t c = 0;
-                        while (c < pick.size() && ++pick[c] == chunk_results[c].size()) pick[c++] = 0;
-                        if (c == pick.size()) break;
-                    }
-                    expect_all_covered(union_of({any_combine}), ref, split_k(s), *f, checked);
-                    expect_all_covered(union_of({pairwise_combine}), ref, split_k(s, split_combine::pairwise), *f,
-                                       checked);
-                    if (::testing::Test::HasFailure()) return;
                 }
             }
         }
     }
-    EXPECT_GT(checked, 200u);
+    EXPECT_GT(checked, 2000u);
+}
+
+// Hand-built evaluations that reach the split-K bounds (random data rarely does), each computed here with binary32
+// hardware arithmetic in round-to-nearest-even. A bound one rounding short rejects each of them.
+TEST(DotStandards, SplitKWorstCasesReachTheirBounds) {
+    const float u = 0x1p-24f;
+    // (a) K = 5 products cut into s = 4 chunks as {2, 1, 1, 1}: the chunk sum 1 + u ties to 1, then three combines
+    //     each tie back to 1; |r - s| = 4u with depth 1 + 3 (+ the exact products' rounding): not the depth 1 + 2 of
+    //     ceil(5/2) = 3 chunks of 2.
+    {
+        const std::vector<float> x{1.0f, u, u, u, u}, y(5, 1.0f);
+        float chunk0 = x[0] * y[0] + x[1] * y[1];
+        float r = chunk0;
+        for (int i = 2; i < 5; ++i) r = r + x[i] * y[i];
+        ASSERT_EQ(r, 1.0f);
+        const reference ref = dot(std::span<const float>(x), std::span<const float>(y));
+        EXPECT_TRUE(covers(r, ref, split_k(4))) << covers(r, ref, split_k(4)).message();
+        const std::vector<float> sx{1.0f, u, u, u, u};
+        EXPECT_TRUE(covers(r, sum(sx), split_k(4))) << covers(r, sum(sx), split_k(4)).message();
+    }
+    // (b) an FMA chain c = fma(x_i, y_i, c) from 0: the first product is rounded alone (fma(x, y, 0) = RN(x·y)), so
+    //     split_k(1)+fma and tree(1)+fma still count the product rounding (two ties to even here).
+    {
+        const std::vector<float> x{1.0f + 0x1p-12f, 0x1p-12f};
+        float c = std::fma(x[0], x[0], 0.0f);
+        c = std::fma(x[1], x[1], c);
+        ASSERT_EQ(c, 0x1.002p+0f);
+        const reference ref = dot(std::span<const float>(x), std::span<const float>(x));
+        for (standard model : {split_k(1), tree(1), any_order()}) {
+            model.fma = true;
+            EXPECT_TRUE(covers(c, ref, model)) << covers(c, ref, model).message();
+        }
+    }
+    // (c) beta = 1: C + 8 products in 4 chunks of 2, the chunk results added onto C one by one (atomics into an
+    //     existing output): every chunk's path has 4 combine roundings, depth 2 + 4 = 6 (not 5, as if C were one
+    //     more product inside the chunking: ceil(8/4) = 2 for K = 7).
+    {
+        const float x0 = 1.0003178119659424f, y0 = 1.0001875162124634f;  // x0·y0 rounds down by about u
+        const float eps = 0x1p-24f * (1 - 0x1p-12f);
+        for (std::size_t K : {7u, 8u}) {  // chunks {2, 2, 2, 1} and {2, 2, 2, 2}
+        SCOPED_TRACE("K = " + std::to_string(K));
+        std::vector<float> a{x0, eps, eps, 0, eps, 0, eps, 0}, b{y0, 1, 1, 0, 1, 0, 1, 0};
+        a.resize(K);
+        b.resize(K);
+        const float c0 = eps;
+        float r = c0;
+        for (std::size_t j = 0; j < K; j += 2) r = r + (j + 1 < K ? a[j] * b[j] + a[j + 1] * b[j + 1] : a[j] * b[j]);
+        const reference ref = dot(std::span<const float>(a), std::span<const float>(b), c0);
+        EXPECT_TRUE(ref.has_initial);
+        const verdict v = covers(r, ref, split_k(4));
+        EXPECT_TRUE(v.covered) << v.message();
+        EXPECT_GT(v.ratio, 0.8) << "the case should come close to the bound";
+        const verdict w = covers(r, ref, split_k(4, split_combine::pairwise));  // C after the pairwise tree
+        EXPECT_FALSE(w.covered) << "the pairwise bound (depth 2 + 2 + 1) is below this sequential evaluation's error";
+        }
+    }
 }
 
 // float16 / bfloat16 inputs, products rounded to float32, any tree in float32, one rounding to the output format.

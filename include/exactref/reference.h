@@ -33,6 +33,9 @@ struct array_verdict;
 ///                          a value equal to emin(term_format) leaves it open, so assume it may.
 ///   product_may_underflow  min_product_exponent < emin(term_format): some non-zero product lies below the smallest
 ///                          normal number of the input format.
+///   has_initial            dot products only: one of the n terms is an existing output accumulated into (BLAS
+///                          beta = 1: dot(x, y, initial), a matmul with C), not a product. Split-K depths count the
+///                          combine roundings onto it (standard.h).
 struct reference {
     superaccumulator sum;
     superaccumulator abs_sum;
@@ -41,6 +44,7 @@ struct reference {
     bool is_dot = false;
     bool product_may_underflow = false;
     int min_product_exponent = 0;  // dot products only, see above
+    bool has_initial = false;      // dot products only, see above
 
     /// s correctly rounded to T in `mode` (IEEE 754-2019 §4.3; NaN/Inf by the superaccumulator's rules).
     template <floating_format T>

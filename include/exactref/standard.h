@@ -9,13 +9,16 @@
 //   any_order()       (n-1)·u·S                                           Rump, BIT 52 (2012); Jeannerod–Rump (2013);
 //                                                                         Lange–Rump, BIT 57 (2017)
 //   tree(h)           γ_h·S, γ_k = k·u/(1-k·u)                            Higham, ASNA 2nd ed., §4.2
-//   split_k(s)        K terms in s chunks of k = ceil(K/s):               per-leaf depth form of Higham §4.2
-//                     γ_{k+s-2}·S (any-order combine), γ_{k-1+ceil(log2 s)}·S (pairwise combine)
+//   split_k(s)        K terms in s chunks of at most k = ceil(K/s),       per-leaf depth form of Higham §4.2
+//                     c = min(s, K) chunk results: γ_{k+c-2}·S (any-order combine), γ_{k-1+ceil(log2 c)}·S
+//                     (pairwise); dot products with an existing output C (has_initial) one more, for C's combine
 //   mixed(acc, out)   (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S) + η_out composition of the rows above;
 //                     η_out = 2^(emin-p) of out (a final rounding into the subnormals, Higham (2.8))
 //   directed(base)    base with u replaced by 2u (any rounding mode, truncation)   Lange–Rump (2017)
 //
-// For dot products (dot.h) n·u·T replaces (n-1)·u·S, T = Σ|x_i·y_i| (Higham (3.5); Jeannerod–Rump SIMAX 34 (2013)).
+// For dot products (dot.h) n·u·T replaces (n-1)·u·S, T = Σ|x_i·y_i| (Higham (3.5); Jeannerod–Rump SIMAX 34 (2013)),
+// and tree/split_k depths count one more rounding for the product, with or without FMA (a chain starts with
+// fma(x, y, 0) = RN(x·y)). docs/standards.md has the special-value rules (overflow, directed saturation, -0.0).
 #pragma once
 
 #include <cstdint>
@@ -55,11 +58,12 @@ standard exact();
 standard faithful();
 /// Any order of n-1 additions, rounding to nearest: |r - s| <= (n-1)·u·S.
 standard any_order();
-/// A tree of height at most h (h >= 1 additions on any root-to-leaf path): |r - s| <= γ_h·S.
-/// Throws std::invalid_argument for h == 0.
+/// A tree of height at most h (at most h additions on any root-to-leaf path): |r - s| <= γ_h·S. h = 0 is a single
+/// term (n <= 1). covers() throws std::invalid_argument when the reference has more than 2^h terms: no tree of
+/// height h holds them (use tree_height(shape, n) of tree.h, or ceil(log2 n) for the shallowest tree).
 standard tree(std::uint64_t height);
-/// Split-K: the terms in s chunks of k = ceil(n/s), each summed in any order, chunk results combined by `how`.
-/// Throws std::invalid_argument for s == 0.
+/// Split-K: the terms in s chunks of at most k = ceil(n/s) each (exactly k, or a balanced split), each summed in any
+/// order, the min(s, n) chunk results combined by `how`. Throws std::invalid_argument for s == 0.
 standard split_k(std::uint64_t chunks, split_combine how = split_combine::any_order);
 /// Accumulate in format acc (any order), round once to format out.
 standard mixed(dtype accumulate, dtype output);
