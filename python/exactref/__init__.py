@@ -9,8 +9,10 @@ computed result lie within a named, sourced error model? Decided in exact arithm
     >>> r.bound("any_order")                     # (n - 1)·u·S, u = 2^-24 (Rump 2012; Lange–Rump 2017)
 
 Inputs are numpy arrays of float16/float32/float64 (bfloat16 through ml_dtypes), any object with ``__dlpack__`` in
-host memory, Python floats; strided arrays are read in place. Standards are named as in the C++ library
-(exactref/standard.h, see :func:`standard`). docs/python.md is the guide; shared/DESIGN.md §6 the contract.
+host memory, Python floats; strided arrays are read in place (non-native byte order and unaligned views are copied
+first). Dtype names follow numpy (np.dtype(name): 'float' is float64), plus 'bfloat16'. Standards are named as in
+the C++ library (exactref/standard.h, see :func:`standard`). docs/python.md is the guide; shared/DESIGN.md §6 the
+contract.
 """
 
 from __future__ import annotations
@@ -66,13 +68,19 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None) -> Reference:  # n
 
     x: float16/float32/float64/bfloat16 array of any shape and strides (numpy, DLPack in host memory, Python floats).
         Contiguous input is read in place (the superaccumulator's blocked fast path); other layouts are read in
-        place row by row or gathered 8192 elements at a time: O(1) extra memory.
+        place row by row or gathered 8192 elements at a time: O(1) extra memory. Two kinds of numpy array are
+        copied first (the same values): a non-native byte order ('>f8') and a view whose strides are not multiples
+        of the item size (a field of a packed structured array); broadcast axes stay broadcast in the copy.
+        A list or tuple goes through np.asarray and must come out float16/32/64: numpy turns floats mixed with ints
+        or bools into float64 (True is 1.0), and an int that float64 cannot hold exactly is refused; a list of only
+        ints or only bools is refused. A numpy masked array is refused (pass x.compressed() or x.filled(value)).
     axis: None (every element, a 0-d Reference), an int or a tuple of ints: a Reference with the remaining axes, one
         exact reference per output element, like np.sum(x, axis).
 
     Exact for every input: no rounding, no overflow, independent of the floating-point environment. n = 0 gives
     s = +0.0. Special values: NaN and ±Inf terms are counted (see Reference.exact, Reference.covers).
-    Raises TypeError for another dtype or a non-numeric object, ValueError for device memory or a bad axis.
+    Raises TypeError for another dtype, a non-numeric object or a masked array, ValueError for device memory or a
+    bad axis.
 
     >>> er.sum(np.array([0.1, 0.2, 0.3])).exact
     Fraction(21617278211378381, 36028797018963968)
@@ -92,7 +100,8 @@ def ulp_error(result: Any, reference: Reference) -> np.ndarray:
 
     ulp = 2^(max(e, emin) - p + 1) with 2^e <= |RN(s)| < 2^(e+1) (the smallest subnormal when RN(s) = 0, the ulp of
     the largest finite value when RN(s) overflows). Exact, rounded once to binary64. NaN when r or s is NaN; ±inf when
-    exactly one is infinite; 0 when both are the same infinity. Shapes broadcast as in Reference.covers.
+    exactly one is infinite; 0 when both are the same infinity. Result shapes as in Reference.covers (one per
+    element, a stack of runs, or a shape that broadcasts to the Reference's; a ValueError otherwise).
     Returns a float64 array (0-d for one result).
 
     >>> er.ulp_error(np.float32(0.3), er.sum(np.array([0.1, 0.2], np.float32)))

@@ -51,6 +51,10 @@ class Standard:
 
     def __eq__(self, arg: Standard, /) -> bool: ...
 
+    def __getstate__(self) -> tuple[str, int, int, str, str | None, str | None, bool, bool, bool]: ...
+
+    def __setstate__(self, arg: tuple[str, int, int, str, str | None, str | None, bool, bool, bool], /) -> None: ...
+
 def exact() -> Standard: ...
 
 def faithful() -> Standard: ...
@@ -152,6 +156,16 @@ class ReferenceList:
     def verdict(self, i: int, results: Annotated[NDArray, dict(writable=False)], j: int, as_dtype: str | None, standard: Standard) -> Verdict: ...
 
     def ulp_error(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], results: Annotated[NDArray, dict(writable=False)], as_dtype: str | None) -> object: ...
+
+    def export_states(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> list[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool]]]:
+        """
+        Internal (pickling): the exact state of each indexed reference, every field.
+        """
+
+def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool]]]) -> ReferenceList:
+    """
+    Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not read back the same.
+    """
 
 def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int) -> ReferenceList:
     """

@@ -13,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _core
-from ._arrays import as_index, dtype_name, host_array, numpy_dtype
+from ._arrays import as_count, dtype_name, host_array, numpy_dtype
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -40,7 +40,7 @@ def tree_sum(x: Any, shape: str = "halving256", op: str = "sum", *, acc: Any = N
     shape: "halving256" (the canonical tree, the shape of a 256-thread CUDA block), "fold16" (leaves of 16 folded
         left to right), "halvingL"/"foldL" for another power of two L, or "halving"/"fold" for the defaults.
     op: "sum", "product", "min", "max", "any", "all".
-    acc: None (the data's format) or "float32" for float16/bfloat16 data.
+    acc: None (the data's format) or float32 (np.float32, "float32", "single", "f4") for float16/bfloat16 data.
     mask: fold shapes only: a bool array of x's size, the elements that take part.
 
     Error bound: γ_h·Σ|x_i| with h = tree_height(shape, n) (Higham §4.2): check with
@@ -55,6 +55,9 @@ def tree_sum(x: Any, shape: str = "halving256", op: str = "sum", *, acc: Any = N
     flat, as_dtype = _flat(x)
     m = None
     if mask is not None:
+        if isinstance(mask, np.ma.MaskedArray):
+            raise TypeError("mask is a numpy masked array: pass a plain bool array (mask.filled(False) drops the "
+                            "masked flags)")
         m = np.asarray(mask)
         if m.dtype != np.bool_:
             raise TypeError(f"mask: expected a bool array, got {m.dtype}")
@@ -67,14 +70,14 @@ def tree_sum(x: Any, shape: str = "halving256", op: str = "sum", *, acc: Any = N
 def tree_height(shape: str, n: Any) -> int:
     """The height of the tree `shape` over n elements: the most roundings on a path from an element to the root,
     for standard="tree", height=h. halving L: ceil(log2 min(n, L)) + ceil(log2 m); fold L: (min(n, L) - 1) +
-    ceil(log2 m), m = ceil(n / L) leaves; 0 for n <= 1.
+    ceil(log2 m), m = ceil(n / L) leaves; 0 for n <= 1 (a single term: standard="tree", height=0 covers only s).
+
+    n: an integer from 0 to 2**64 - 1. Raises ValueError for n out of that range or an unknown shape.
 
     >>> er.tree_height("halving256", 1000), er.tree_height("fold16", 1000)
     (10, 21)
     """
-    count = as_index(n, "n")
-    if count < 0:
-        raise ValueError(f"n={count}: expected a count >= 0")
+    count = as_count(n, "n", 0)
     return int(_core.tree_height(shape, count))
 
 

@@ -33,13 +33,16 @@ def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
     """The exact reference of the dot product Σ_i x_i·y_i (0-d Reference); for matrices, of x @ y (as er.matmul).
 
     x, y: vectors of the same length n and the same dtype (float16/float32/float64/bfloat16; numpy, DLPack in host
-        memory), any strides (read in place). Two-dimensional operands follow np.dot: the matrix product.
+        memory), any strides (read in place; a non-native byte order or an unaligned view, such as a field of a
+        packed structured array, is copied first). Two-dimensional operands follow np.dot: the matrix product
+        (errors then name dot and x, y, initial).
     initial: an existing output accumulated into (BLAS beta = 1), one value of the same dtype: it counts as one more
         term (n + 1 terms, T includes |initial|).
 
     Exact for every input: products and sums are never rounded; independent of the rounding mode and FTZ/DAZ.
     Special values: NaN operands or Inf·0 give a NaN term; Inf·finite a signed Inf term (see Reference.covers).
-    Raises ValueError for lengths that differ, TypeError for dtypes that differ or are not floating-point.
+    Raises ValueError for lengths or inner dimensions that differ, TypeError for dtypes that differ or are not
+    floating-point, or a numpy masked array.
 
     >>> x = np.array([1e20, 1.0, -1e20], np.float32); y = np.ones(3, np.float32)
     >>> er.dot(x, y).nearest()            # a left fold in float32 gives 0
@@ -54,7 +57,7 @@ def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
         raise ValueError(f"dot: x has shape {a.shape} and y {b.shape}: er.dot takes vectors or matrices; use "
                          f"er.matmul for stacks of matrices")
     if a.ndim == 2 or b.ndim == 2:
-        return matmul(x, y, c=initial)
+        return _matmul(x, y, initial, "automatic", "dot", ("x", "y", "initial"))
     name = _same_dtype("dot", {"x": na, "y": nb})
     init = None
     if initial is not None:
@@ -72,9 +75,10 @@ def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
 def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic") -> Reference:
     """The exact reference of the matrix product a @ b (or c + a @ b): one dot-product reference per element.
 
-    a: (..., m, K), b: (..., K, n), same dtype (float16/float32/float64/bfloat16), any strides; numpy's matmul rules
-        for 1-D operands (a (K,) is a row, b (K,) a column, the axis dropped from the result) and for broadcasting
-        the batch axes. Returns a Reference of shape (..., m, n).
+    a: (..., m, K), b: (..., K, n), same dtype (float16/float32/float64/bfloat16), any strides (read in place; a
+        non-native byte order or an unaligned view is copied first); numpy's matmul rules for 1-D operands (a (K,)
+        is a row, b (K,) a column, the axis dropped from the result) and for broadcasting the batch axes. Returns a
+        Reference of shape (..., m, n).
     c: an existing output accumulated into (BLAS beta = 1), broadcastable to the result's shape: c(i, j) counts as
         one more term of element (i, j).
     method: "automatic", "sliced" (the Ozaki scheme: exact binary64 GEMMs on error-free slices) or "per_element"
@@ -83,20 +87,27 @@ def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic") -> Refer
     Memory: the product is kept compact (gemm.h, about 16 bytes per slice pair per element plus copies of the
     operands); an element's full reference is built when it is asked for.
     Raises ValueError when the inner dimensions differ or the batch axes do not broadcast, TypeError for dtypes that
-    differ or are not floating-point.
+    differ or are not floating-point, or a numpy masked array.
 
     >>> r = er.matmul(a, b)               # float32 a (64, 256), b (256, 32)
     >>> r.covers(a @ b, standard="any_order", fma=True).all()
     True
     """
+    return _matmul(a, b, c, method, "matmul", ("a", "b", "c"))
+
+
+def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple) -> Reference:
+    """matmul's work; `op` ("matmul" or "dot") and `names` (the caller's names of a, b, c) go into messages."""
+    na_, nb_, nc_ = names
     if not isinstance(method, str):
         raise TypeError(f"method={method!r}: expected 'automatic', 'sliced' or 'per_element'")
-    x, na = host_array(a, "a")
-    y, nb = host_array(b, "b")
-    name = _same_dtype("matmul", {"a": na, "b": nb})
+    x, na = host_array(a, na_)
+    y, nb = host_array(b, nb_)
+    name = _same_dtype(op, {na_: na, nb_: nb})
+    shape_a, shape_b = x.shape, y.shape
     if x.ndim == 0 or y.ndim == 0:
-        raise ValueError(f"matmul: a has shape {x.shape} and b {y.shape}: matmul takes arrays with at least one "
-                         f"dimension (numpy's rule; multiply scalars with *)")
+        raise ValueError(f"{op}: {na_} has shape {x.shape} and {nb_} {y.shape}: matmul takes arrays with at least "
+                         f"one dimension (numpy's rule; multiply scalars with *)")
     drop = []
     if x.ndim == 1:
         x = x.reshape(1, -1)
@@ -105,25 +116,27 @@ def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic") -> Refer
         y = y.reshape(-1, 1)
         drop.append(-1)
     if x.shape[-1] != y.shape[-2]:
-        raise ValueError(f"matmul: a has shape {np.shape(a)} and b {np.shape(b)}: the inner dimensions "
-                         f"{x.shape[-1]} and {y.shape[-2]} differ (a's last axis must match b's second-to-last)")
+        raise ValueError(f"{op}: {na_} has shape {shape_a} and {nb_} {shape_b}: the inner dimensions "
+                         f"{x.shape[-1]} and {y.shape[-2]} differ ({na_}'s last axis must match {nb_}'s "
+                         f"{'first' if y.ndim == 2 else 'second-to-last'})")
     try:
         batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     except ValueError:
-        raise ValueError(f"matmul: the batch axes of a {np.shape(a)} and b {np.shape(b)} do not broadcast") from None
+        raise ValueError(f"{op}: the batch axes of {na_} {shape_a} and {nb_} {shape_b} do not "
+                         f"broadcast") from None
     m, n = x.shape[-2], y.shape[-1]
     full = batch + (m, n)
     x = np.broadcast_to(x, batch + x.shape[-2:])
     y = np.broadcast_to(y, batch + y.shape[-2:])
     z = None
     if c is not None:
-        z, nc = host_array(c, "c")
-        _same_dtype("matmul", {"a": name, "c": nc})
+        z, nc = host_array(c, nc_)
+        _same_dtype(op, {na_: name, nc_: nc})
         result_shape = tuple(d for i, d in enumerate(full) if i - len(full) not in drop)
         try:
             z = np.broadcast_to(z, result_shape)
         except ValueError:
-            raise ValueError(f"matmul: c has shape {z.shape} but the product has shape {result_shape}") from None
+            raise ValueError(f"{op}: {nc_} has shape {z.shape} but the product has shape {result_shape}") from None
         z = z.reshape(full) if z.flags.c_contiguous else np.ascontiguousarray(z).reshape(full)
     operands = []
     for pos in np.ndindex(*batch):

@@ -1,8 +1,9 @@
 """exactref.Reference: exact references of sums, dot products and matrix products, one per output element.
 
 A Reference has a shape: () for er.sum(x) and er.dot(x, y), the remaining axes for er.sum(x, axis=...), (m, n) for
-er.matmul(a, b). It indexes like a numpy array (r[i], r[:, 0], iteration) and broadcasts against result arrays in
-covers() by numpy's rules, so a stack of k runs of shape (k, *r.shape) is checked in one call.
+er.matmul(a, b). It indexes like a numpy array (r[i], r[:, 0], iteration). covers() takes one result per element,
+a stack of k runs of shape (k, *r.shape) in one call, or results that broadcast to r.shape; it refuses results that
+would broadcast the references themselves (see Reference, "Shapes of results").
 
 Each element holds, exactly: s (the sum of the terms; for dots and GEMMs the terms are the exact products),
 S = Σ|t_i| over the finite terms, n, the input dtype and the special-value state (NaN, +Inf, -Inf terms, all -0.0).
@@ -16,6 +17,7 @@ from typing import Any, Iterator, Tuple, Union
 
 import numpy as np
 
+from . import _core
 from ._arrays import dtype_name, host_array, numpy_dtype
 from ._standards import standard as make_standard
 
@@ -40,6 +42,15 @@ class Reference:
     Attributes: shape, ndim, size, dtype (the input's dtype name), count (n, the number of terms), is_dot,
     exact (s as fractions.Fraction), abs_sum (S as Fraction), decimal (s as an exact decimal string).
     Methods: covers(result, standard=..., **params), verdict(...), bound(standard, **params), nearest(dtype).
+
+    Shapes of results (covers, verdict, ulp_error, exactref.testing.assert_covers): a result array of shape
+    r.shape gives one result per element; (k, ..., *r.shape) is a stack of runs, each of r.shape exactly; a shape
+    that broadcasts TO r.shape (a scalar, a row of a 2-D Reference) stands for every element it covers. Any other
+    shape is a ValueError naming both shapes: numpy would broadcast (4, 1) against (4,) to (4, 4) and judge every
+    result against every reference; squeeze such results first (np.squeeze, keepdims=False).
+
+    Pickling keeps every element's exact state (n, dtype, dot-product fields, both accumulators with their special
+    counts and signed-zero state), so References cross process boundaries (multiprocessing, pytest-xdist).
     """
 
     __slots__ = ("_refs", "_index")
@@ -134,6 +145,9 @@ class Reference:
     def nearest(self, dtype: Any = None, rounding: str = "nearest") -> Any:
         """s correctly rounded to `dtype` (default: the input's dtype), IEEE 754-2019 §4.3.
 
+        dtype: a numpy dtype, scalar type or name as np.dtype reads it ('float' and float are float64, 'single' and
+        'f4' float32, 'half' float16), or 'bfloat16'.
+
         rounding: "nearest" (ties to even), "toward_zero", "upward", "downward". Overflow gives ±Inf or ±max as the
         mode dictates; special terms give NaN/±Inf; an exact zero is -0.0 only when every term was -0.0.
         Returns a numpy scalar for a 0-d Reference, else an array of the Reference's shape.
@@ -153,12 +167,7 @@ class Reference:
 
     def _pair(self, result: Any) -> Tuple[Tuple[int, ...], np.ndarray, np.ndarray, str]:
         res, name = host_array(result, "result")
-        try:
-            shape = np.broadcast_shapes(self.shape, res.shape)
-        except ValueError:
-            raise ValueError(f"result of shape {res.shape} does not match the reference's shape {self.shape}: pass "
-                             f"one result per reference element (shape {self.shape}), or a stack of k runs "
-                             f"(shape (k, *{self.shape}))") from None
+        shape = results_shape(res.shape, self.shape)
         index = np.ascontiguousarray(np.broadcast_to(self._index, shape), dtype=np.int64).ravel()
         flat = np.ascontiguousarray(np.broadcast_to(res, shape)).ravel()
         return shape, index, flat, name
@@ -166,17 +175,24 @@ class Reference:
     def covers(self, result: Any, standard: Any = "any_order", **params: Any) -> np.ndarray:
         """Is each result within the error model `standard` of its exact reference? Decided in exact arithmetic.
 
-        result: a float16/float32/float64/bfloat16 array (numpy, DLPack, Python float) whose shape broadcasts with
-            the Reference's shape (one result per element, or a stack of runs). Its dtype is the result format.
+        result: a float16/float32/float64/bfloat16 array (numpy, DLPack, Python float); its dtype is the result
+            format. Its shape is one of (see exactref.Reference, "Shapes of results"):
+              r.shape               one result per reference element;
+              (k, ..., *r.shape)    a stack of runs, each of the Reference's shape exactly;
+              any shape that broadcasts TO r.shape, e.g. a scalar: one result for every element it stands for.
+            A shape that would broadcast the references themselves, such as (4, 1) against (4,) (giving (4, 4):
+            every result against every reference), is refused: squeeze it (np.squeeze, keepdims=False).
         standard, params: see exactref.standard: "any_order" (default), "exact", "faithful", "tree" (height=),
             "split_k" (chunks=, combine=), "mixed" (acc=, out=), "directed" (base=); directed=True,
             allow_negative_zero=True, fma=True on any of them.
-        Returns a numpy bool array of the broadcast shape (0-d for a single result: use .all() or bool()).
+        Returns a numpy bool array of r.shape, or of the stack's shape (0-d for a single result: use .all() or
+        bool()).
 
         Special values (DESIGN §3): a NaN term makes only NaN covered; +Inf terms only +Inf; both only NaN. With
         finite terms ±Inf is covered only when overflow is reachable, and -0.0 only when every term is -0.0.
-        Raises ValueError for a shape that does not broadcast or a standard that does not apply to the result's
-        dtype (mixed's out), TypeError for a wrong dtype or parameter.
+        Raises ValueError for a result shape that does not fit r.shape (above), a standard that does not apply to the
+        result's dtype (mixed's out) or to the reference (tree: more than 2^h terms); TypeError for a wrong dtype or
+        parameter, or a numpy masked array.
 
         >>> r = er.sum(values)                    # float32 values
         >>> r.covers(er.asarray(run), standard="any_order").all()
@@ -196,15 +212,20 @@ class Reference:
 
     def verdict(self, result: Any, standard: Any = "any_order", **params: Any) -> Any:
         """The full verdict (exact value, result, error, bound, ratio, ulps, reason) for the worst result: the first
-        violation with the largest ratio, or the largest ratio when all are covered. See covers() for arguments."""
+        violation with the largest ratio, or the largest ratio when all are covered. See covers() for arguments.
+        Raises ValueError when there is no result to judge (an empty result, or an empty Reference)."""
         shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params)
+        if flat.size == 0:
+            raise ValueError(f"verdict: no results to judge: the results have shape {shape} (the references "
+                             f"{self.shape}); covers() of an empty result is an empty array")
         worst = worst_position(covered, ratio)
         return self._refs.verdict(int(index[worst]), flat, worst, as_dtype, model)
 
     def bound(self, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
         """The bound B of `standard` for results of `dtype`, rounded upward to binary64 (never below the exact B).
 
-        dtype: the result format, by default the input's dtype (mixed: its out=). Returns a float for a 0-d
+        dtype: the result format (numpy's names, or 'bfloat16'), by default the input's dtype (mixed: its out=).
+        Returns a float for a 0-d
         Reference, else a float64 array. 0 for exact and faithful; inf when the model gives no finite bound
         (k·u >= 1 in γ_k); nan when special terms decide (no bound applies).
 
@@ -219,10 +240,24 @@ class Reference:
         return float(bounds[0]) if self.ndim == 0 else bounds.reshape(self.shape)
 
     def ulp_error(self, result: Any) -> np.ndarray:
-        """(r - s) / ulp(RN(s)) in the result's format for each result (see exactref.ulp_error)."""
+        """(r - s) / ulp(RN(s)) in the result's format for each result (see exactref.ulp_error); result shapes as
+        in covers()."""
         shape, index, flat, name = self._pair(result)
         errors = self._refs.ulp_error(index, flat, "bfloat16" if name == "bfloat16" else None)
         return errors.reshape(shape)
+
+    # ---- pickling ----------------------------------------------------------------------------------------------------
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        """Pickles the exact state of the elements this Reference uses (not the whole list it indexes into): each
+        element's n, term dtype, dot-product fields and both accumulators (value, term count, NaN seen, +Inf and
+        -Inf counts, signed-zero state), about 100 bytes per element, so multiprocessing and pytest-xdist can send
+        References. A matmul Reference is built element by element for this; pickle r[idx] to send a sample of a
+        large product. Unpickling raises ValueError for a state exactref did not write."""
+        used, inverse = np.unique(self._index, return_inverse=True)
+        states = self._refs.export_states(np.ascontiguousarray(used, dtype=np.int64))
+        return _rebuild, (self._refs.term_dtype, self._refs.is_dot, states,
+                          np.asarray(inverse, dtype=np.int64).reshape(self.shape))
 
     def __repr__(self) -> str:
         kind = "dot" if self.is_dot else "sum"
@@ -233,6 +268,35 @@ class Reference:
 
 #: The C++ name of an array of references (reference_array); the same class here.
 ReferenceArray = Reference
+
+
+def _rebuild(term_dtype: str, is_dot: bool, states: Any, index: np.ndarray) -> Reference:
+    """Unpickles a Reference: the C++ side rebuilds each element and checks that it reads back the same state."""
+    return Reference(_core.references_from_states(term_dtype, is_dot, states), index)
+
+
+def results_shape(result: Tuple[int, ...], reference: Tuple[int, ...]) -> Tuple[int, ...]:
+    """The shape covers() judges for results of shape `result` against references of shape `reference`:
+
+      result == reference, or result broadcasts TO reference (a scalar, a row): reference;
+      result == (k, ..., *reference), a stack of runs: result.
+    Any other shape would broadcast the references themselves (result (4, 1) against references (4,) gives (4, 4),
+    every result against every reference): ValueError, naming both shapes."""
+    ref_ndim = len(reference)
+    if len(result) > ref_ndim and tuple(result[len(result) - ref_ndim:]) == tuple(reference):
+        return tuple(result)  # a stack of runs
+    try:
+        joint = np.broadcast_shapes(result, reference)
+    except ValueError:
+        raise ValueError(f"result of shape {result} does not match the reference's shape {reference}: pass one "
+                         f"result per reference element (shape {reference}), or a stack of k runs (shape "
+                         f"(k, *{reference}))") from None
+    if joint == tuple(reference):
+        return joint
+    raise ValueError(f"result of shape {result} would broadcast the reference's shape {reference} to {joint}, "
+                     f"judging results against references they were not computed for: pass one result per reference "
+                     f"element (shape {reference}: np.squeeze(result), or keepdims=False in the reduction that "
+                     f"computed it), or a stack of k runs (shape (k, *{reference}))")
 
 
 def worst_position(covered: np.ndarray, ratio: np.ndarray) -> int:

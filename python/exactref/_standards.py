@@ -10,7 +10,7 @@ standard=             bound B                                           source
 "faithful"            r is RD(s) or RU(s)                               —
 "any_order"           (n-1)·u·S  (dots: n·u·T, or γ_n·T + underflow)    Rump, BIT 52 (2012); Lange–Rump, BIT 57 (2017);
                                                                         Jeannerod–Rump, SIMAX 34 (2013); Higham (3.5)
-"tree", height=h      γ_h·S, γ_k = k·u/(1-k·u)                          Higham, ASNA 2nd ed., §4.2
+"tree", height=h      γ_h·S, γ_k = k·u/(1-k·u); h >= 0 (0: one term)    Higham, ASNA 2nd ed., §4.2
 "split_k", chunks=s   γ_{k+s-2}·S, k = ceil(n/s); combine="pairwise":   per-leaf depth form of Higham §4.2
                       γ_{k-1+ceil(log2 s)}·S
 "mixed", acc=, out=   (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S)       composition of the rows above
@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from . import _core
-from ._arrays import as_index, dtype_name
+from ._arrays import as_count, dtype_name
 
 Standard = _core.Standard
 
@@ -39,11 +41,22 @@ _COMMON = ("directed", "allow_negative_zero", "fma")
 _NAMES = ", ".join(repr(n) for n in (*_PARAMS, "directed"))
 
 
-def _positive(value: Any, what: str, standard: str) -> int:
-    i = as_index(value, what)
-    if i < 1:
-        raise ValueError(f"standard={standard!r}: {what}={i}: expected a positive integer")
-    return i
+def _flag(value: Any, what: str) -> bool:
+    """directed=, allow_negative_zero=, fma=: True or False only (a string such as 'no' is truthy, so refuse it)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{what}={value!r}: expected True or False")
+
+
+def _cli_spelling(name: str) -> str:
+    """The CLI spelling with its dtype names read as numpy reads them ('mixed:float:half' is float64 -> float16),
+    rewritten with the canonical names the C++ parser takes."""
+    parts = name.split(":")
+    head = 1 if parts[0] == "directed" else 0
+    if parts[head:head + 1] == ["mixed"] and len(parts) == head + 3:
+        parts[head + 1] = dtype_name(parts[head + 1], "acc")
+        parts[head + 2] = dtype_name(parts[head + 2], "out")
+    return ":".join(parts)
 
 
 def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **params: Any) -> Standard:
@@ -53,13 +66,20 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
           "pairwise"), "mixed" (acc=dtype, out=dtype, out defaulting to the result's dtype), "directed" (base=name and
           the base's parameters); or the CLI spelling "tree:5", "split_k:4:pairwise", "mixed:float32:float16",
           "directed:any_order"; or a Standard (returned as is).
+    height: an integer from 0 to 2**64 - 1, the most roundings on a path from a term to the root; 0 is a single term
+          (γ_0 = 0: only s itself is covered), and covers() refuses a reference with more than 2^h terms.
+    chunks: an integer from 1 to 2**64 - 1.
+    acc, out: dtypes as numpy names them (np.dtype(name): 'float' and 'double' are float64, 'single' float32, 'half'
+          float16), numpy dtypes or scalar types, or 'bfloat16'; the dtype names of a CLI spelling are read the same
+          way ("mixed:single:half").
     Every standard also takes directed=True (u -> 2u, any rounding mode or truncation; Lange–Rump 2017),
     allow_negative_zero=True (accept -0.0 for an exact zero, as FTZ hardware gives) and fma=True (dot products
-    computed with fused multiply-adds).
+    computed with fused multiply-adds); each takes True or False only.
     result_dtype: the result's dtype name, the default of mixed's out.
+    A Standard pickles (multiprocessing, pytest-xdist) and compares with ==.
 
-    Raises TypeError for a parameter the standard does not take (naming those it does), ValueError for an unknown
-    name or a bad value.
+    Raises TypeError for a parameter the standard does not take (naming those it does), a flag that is not a bool or
+    a dtype that is not one of the four formats; ValueError for an unknown name or a value out of range.
 
     >>> er.standard("tree", height=5).name
     'tree:5'
@@ -70,11 +90,11 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
         return name
     if not isinstance(name, str):
         raise TypeError(f"standard={name!r}: expected a name ({_NAMES}) or an exactref.Standard")
-    flags = {k: bool(params.pop(k)) for k in ("directed", "allow_negative_zero", "fma") if k in params}
+    flags = {k: _flag(params.pop(k), k) for k in _COMMON if k in params}
     if ":" in name:
         if params:
             raise TypeError(f"standard={name!r} spells its parameters in the name; got {_listing(params)} too")
-        built = _core.parse_standard(name)
+        built = _core.parse_standard(_cli_spelling(name))
         if flags.get("directed") and not built.directed:
             built = _core.directed(built)
         return _core.with_options(built, flags.get("allow_negative_zero", built.allow_negative_zero),
@@ -100,7 +120,7 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
         if "height" not in params:
             raise TypeError("standard='tree' needs height=h: the largest number of roundings on a path from an "
                             "element to the root (exactref.tree_height gives it for the library's trees)")
-        built = _core.tree(_positive(params["height"], "height", name))
+        built = _core.tree(as_count(params["height"], "height", 0, f"standard={name!r}: "))
     elif name == "split_k":
         if "chunks" not in params:
             raise TypeError("standard='split_k' needs chunks=s: the number of chunks the terms were split into")
@@ -108,7 +128,7 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
         if combine not in ("any_order", "pairwise"):
             raise ValueError(f"standard='split_k': combine={combine!r}: expected 'any_order' (atomics, any order) "
                              f"or 'pairwise'")
-        built = _core.split_k(_positive(params["chunks"], "chunks", name), combine)
+        built = _core.split_k(as_count(params["chunks"], "chunks", 1, f"standard={name!r}: "), combine)
     else:  # mixed
         if "acc" not in params:
             raise TypeError("standard='mixed' needs acc=dtype, the accumulation format (and out=dtype, the result's "

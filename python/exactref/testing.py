@@ -14,8 +14,11 @@ __all__ = ["assert_covers"]
 def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order", **params: Any) -> None:
     """Asserts that every result in `actual` is covered by `standard` for its exact reference.
 
-    actual: results (numpy, DLPack, Python float) whose shape broadcasts with reference.shape; their dtype is the
-        result format. reference: from er.sum / er.dot / er.matmul. standard, params: as in Reference.covers.
+    actual: results (numpy, DLPack, Python float) of reference.shape, a stack of runs (k, *reference.shape), or a
+        shape that broadcasts to reference.shape (see Reference.covers: a shape that would broadcast the references
+        themselves, such as (4, 1) against (4,), is a ValueError); their dtype is the result format.
+        reference: from er.sum / er.dot / er.matmul. standard, params: as in Reference.covers. An empty `actual`
+        passes (nothing to judge).
     On failure raises AssertionError whose message names the number of violations, the worst element (its index,
     the result, the exact value, its error, the bound, the ratio error/bound and the error in ulps), the reason
     when a special-value rule decided, and the first violating indices.

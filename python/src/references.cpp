@@ -3,12 +3,17 @@
 // Sums read the input in place: a contiguous block goes to the superaccumulator's blocked fast path as one span
 // (no copy); a block whose innermost axis is contiguous goes row by row; anything else is gathered into a small
 // fixed buffer (8192 elements) and added buffer by buffer, so memory stays O(1) in the input size.
+//
+// Pickling (exactref.Reference.__reduce__) exports every field of each reference, the accumulators as their exact
+// value, counts and flags, and rebuilds them with the accumulator's own operations, checking that each reads back
+// the same state.
 #include "references.h"
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -226,6 +231,150 @@ nb::object covers_detail(const reference_list& refs, const index_array& index, c
                           numpy_from(std::move(error)), numpy_from(std::move(ulps)));
 }
 
+// ---- pickling: the exact state of a reference ------------------------------------------------------------------------
+
+// Everything a superaccumulator holds that anyone can observe: the exact finite value (as to_dyadic gives it), the
+// term count, the special-value state (NaN seen, +Inf and -Inf counts) and the signed-zero state.
+struct accumulator_state {
+    bool negative = false;
+    std::vector<std::uint32_t> words;  // magnitude, little-endian, no leading zero word (dyadic)
+    int exponent = 0;
+    std::uint64_t terms = 0, positive_inf = 0, negative_inf = 0;
+    bool nan = false, all_negative_zero = false, all_positive_zero = false;
+    bool operator==(const accumulator_state&) const = default;
+};
+
+// Python form: (negative, magnitude bytes little-endian, exponent, terms, +Inf count, -Inf count, NaN seen,
+// all terms -0.0, all terms +0.0).
+using accumulator_tuple =
+    std::tuple<bool, nb::bytes, int, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool, bool>;
+// (n, term dtype, is_dot, product_may_underflow, min_product_exponent, has_initial, s, S): every field of
+// exactref::reference (reference.h).
+using reference_tuple = std::tuple<std::uint64_t, std::string, bool, bool, int, bool, accumulator_tuple,
+                                   accumulator_tuple>;
+
+accumulator_state state_of(const superaccumulator& acc) {
+    dyadic d = acc.to_dyadic();
+    return {d.negative,           std::move(d.magnitude),   d.exponent,
+            acc.term_count(),     acc.positive_inf_count(), acc.negative_inf_count(),
+            acc.has_nan(),        acc.all_negative_zero(),  acc.all_positive_zero()};
+}
+
+[[noreturn]] void not_a_state(const std::string& why) {
+    throw nb::value_error(("not the pickled state of an exactref reference: " + why).c_str());
+}
+
+// Adds `count` infinities of one sign, as count add() calls of ±Inf would, in O(log count) merges.
+void add_infinities(superaccumulator& acc, std::uint64_t count, bool negative) {
+    superaccumulator power;  // holds 2^i infinities
+    power.note_special(false, negative);
+    while (count != 0) {
+        if (count & 1u) acc.merge(power);
+        count >>= 1;
+        if (count != 0) {
+            const superaccumulator copy = power;
+            power.merge(copy);
+        }
+    }
+}
+
+// Rebuilds an accumulator from its state with the accumulator's own operations (the value word by word, then the
+// specials, then the other terms with their signed-zero flags) and checks that it reads back the same state.
+superaccumulator accumulator_from(const accumulator_state& st) {
+    constexpr int lsb = superaccumulator::lsb_exponent;
+    constexpr int top = lsb + superaccumulator::chunk_bits * superaccumulator::chunk_count;
+    if (!st.words.empty() &&
+        (st.exponent < lsb || st.exponent >= top || (st.exponent - lsb) % superaccumulator::chunk_bits != 0 ||
+         static_cast<std::size_t>((st.exponent - lsb) / superaccumulator::chunk_bits) + st.words.size() >
+             static_cast<std::size_t>(superaccumulator::chunk_count)))
+        not_a_state("a magnitude outside the accumulator's range");
+    if (st.positive_inf > st.terms || st.negative_inf > st.terms - st.positive_inf ||
+        (st.nan ? 1u : 0u) > st.terms - st.positive_inf - st.negative_inf)
+        not_a_state("more special terms than terms");
+    if (st.all_negative_zero && st.all_positive_zero) not_a_state("every term both -0.0 and +0.0");
+    // Every producer that adds a non-zero finite term notes it as neither -0.0 nor +0.0.
+    if (!st.words.empty() && (st.all_negative_zero || st.all_positive_zero))
+        not_a_state("every term a signed zero, but a non-zero value");
+    const std::uint64_t specials = st.positive_inf + st.negative_inf + (st.nan ? 1u : 0u);
+    superaccumulator acc;
+    for (std::size_t k = 0; k < st.words.size(); ++k) {
+        const auto w = static_cast<std::int64_t>(st.words[k]);
+        if (w != 0)
+            acc.add_lane_sum(st.negative ? -w : w,
+                             st.exponent + superaccumulator::chunk_bits * static_cast<int>(k));
+    }
+    if (st.nan) acc.note_special(true, false);
+    add_infinities(acc, st.positive_inf, false);
+    add_infinities(acc, st.negative_inf, true);
+    const bool any = st.terms > 0;
+    acc.note_terms(st.terms - specials, any && !st.all_negative_zero, any && !st.all_positive_zero);
+    if (!(state_of(acc) == st)) not_a_state("it does not read back the same (a non-canonical magnitude, or a "
+                                            "signed-zero state that contradicts the value)");
+    return acc;
+}
+
+accumulator_tuple to_tuple(const accumulator_state& st) {
+    std::string bytes;
+    bytes.reserve(st.words.size() * 4);
+    for (std::uint32_t w : st.words)
+        for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<char>((w >> (8 * b)) & 0xffu));
+    return {st.negative,     nb::bytes(bytes.data(), bytes.size()), st.exponent, st.terms, st.positive_inf,
+            st.negative_inf, st.nan, st.all_negative_zero, st.all_positive_zero};
+}
+
+accumulator_state from_tuple(const accumulator_tuple& t) {
+    accumulator_state st;
+    const nb::bytes& bytes = std::get<1>(t);
+    if (bytes.size() % 4 != 0) not_a_state("a magnitude of " + std::to_string(bytes.size()) + " bytes");
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.c_str());
+    st.words.resize(bytes.size() / 4);
+    for (std::size_t k = 0; k < st.words.size(); ++k)
+        for (int b = 0; b < 4; ++b) st.words[k] |= static_cast<std::uint32_t>(p[4 * k + b]) << (8 * b);
+    st.negative = std::get<0>(t);
+    st.exponent = std::get<2>(t);
+    st.terms = std::get<3>(t);
+    st.positive_inf = std::get<4>(t);
+    st.negative_inf = std::get<5>(t);
+    st.nan = std::get<6>(t);
+    st.all_negative_zero = std::get<7>(t);
+    st.all_positive_zero = std::get<8>(t);
+    return st;
+}
+
+reference_tuple reference_state(const reference& r) {
+    return {r.count,
+            std::string(info(r.term_format).name),
+            r.is_dot,
+            r.product_may_underflow,
+            r.min_product_exponent,
+            r.has_initial,
+            to_tuple(state_of(r.sum)),
+            to_tuple(state_of(r.abs_sum))};
+}
+
+reference_list references_from_states(const std::string& term_dtype, bool is_dot,
+                                      const std::vector<reference_tuple>& states) {
+    reference_list out;
+    out.term_format = parse_dtype(term_dtype);
+    out.is_dot = is_dot;
+    out.items.reserve(states.size());
+    for (const reference_tuple& t : states) {
+        reference r;
+        r.count = std::get<0>(t);
+        r.term_format = parse_dtype(std::get<1>(t));
+        r.is_dot = std::get<2>(t);
+        r.product_may_underflow = std::get<3>(t);
+        r.min_product_exponent = std::get<4>(t);
+        r.has_initial = std::get<5>(t);
+        if (r.term_format != out.term_format || r.is_dot != is_dot)
+            not_a_state("an element of another dtype or kind than its list");
+        r.sum = accumulator_from(from_tuple(std::get<6>(t)));
+        r.abs_sum = accumulator_from(from_tuple(std::get<7>(t)));
+        out.items.push_back(std::move(r));
+    }
+    return out;
+}
+
 }  // namespace
 
 void bind_references(nb::module_& m) {
@@ -302,7 +451,21 @@ void bind_references(nb::module_& m) {
                  for (std::size_t i = 0; i < out.size(); ++i)
                      out[i] = ulp_error_bits(*r.format, bits_at(r.view, i), l.get(index(i), scratch));
                  return numpy_from(std::move(out));
-             }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none());
+             }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none())
+        .def("export_states",
+             [](const reference_list& l, const index_array& index) {
+                 std::vector<reference_tuple> out;
+                 out.reserve(index.shape(0));
+                 reference scratch;
+                 for (std::size_t i = 0; i < index.shape(0); ++i) out.push_back(reference_state(l.get(index(i), scratch)));
+                 return out;
+             }, nb::arg("index"),
+             "Internal (pickling): the exact state of each indexed reference, every field.");
+
+    m.def("references_from_states", &references_from_states, nb::arg("term_dtype"), nb::arg("is_dot"),
+          nb::arg("states"),
+          "Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not "
+          "read back the same.");
 
     m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"),
           "Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order).");

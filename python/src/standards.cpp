@@ -3,9 +3,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 
 #include <cstdint>
+#include <new>  // placement new in __setstate__
 #include <string>
+#include <tuple>
 
 #include "exactref/covers.h"
 #include "exactref/standard.h"
@@ -39,6 +42,37 @@ split_combine parse_combine(const std::string& how) {
     throw nb::value_error(("combine='" + how + "': expected 'any_order' (atomics, any order) or 'pairwise'").c_str());
 }
 
+// A standard's pickled state: every field, by name (kind, height, chunks, combine, acc, out, directed, fma,
+// allow_negative_zero).
+using standard_state = std::tuple<std::string, std::uint64_t, std::uint64_t, std::string, std::optional<std::string>,
+                                  std::optional<std::string>, bool, bool, bool>;
+
+standard_state state_of(const standard& s) {
+    return {kind_name(s.kind),        s.height,           s.chunks,
+            s.combine == split_combine::pairwise ? "pairwise" : "any_order",
+            dtype_name(s.accumulate), dtype_name(s.output), s.directed, s.fma, s.allow_negative_zero};
+}
+
+// Rebuilds a standard through the factories, so only a standard they can make comes out, and checks that it reads
+// back the same state (a field the factories would not set, such as chunks on a tree, is refused).
+standard standard_from(const standard_state& st) {
+    const auto& [kind, height, chunks, combine, acc, out, is_directed, fma, allow_negative_zero] = st;
+    standard s;
+    if (kind == "exact") s = exactref::exact();
+    else if (kind == "faithful") s = exactref::faithful();
+    else if (kind == "any_order") s = exactref::any_order();
+    else if (kind == "tree") s = exactref::tree(height);
+    else if (kind == "split_k") s = exactref::split_k(chunks, parse_combine(combine));
+    else if (kind == "mixed" && acc && out) s = exactref::mixed(parse_dtype(*acc), parse_dtype(*out));
+    else throw nb::value_error(("not the state of an exactref.Standard: kind '" + kind + "'").c_str());
+    if (is_directed) s = exactref::directed(s);
+    s.fma = fma;
+    s.allow_negative_zero = allow_negative_zero;
+    if (state_of(s) != st)
+        throw nb::value_error(("not the state of an exactref.Standard (it would read back as '" + s.name() + "')").c_str());
+    return s;
+}
+
 }  // namespace
 
 void bind_standards(nb::module_& m) {
@@ -59,11 +93,10 @@ void bind_standards(nb::module_& m) {
         .def_ro("allow_negative_zero", &standard::allow_negative_zero)
         .def_prop_ro("name", &standard::name, "The CLI spelling: 'tree:5', 'split_k:4:pairwise', 'directed:any_order'.")
         .def("__repr__", [](const standard& s) { return "exactref.standard('" + s.name() + "')"; })
-        .def("__eq__", [](const standard& a, const standard& b) {
-            return a.kind == b.kind && a.height == b.height && a.chunks == b.chunks && a.combine == b.combine &&
-                   a.accumulate == b.accumulate && a.output == b.output && a.directed == b.directed &&
-                   a.fma == b.fma && a.allow_negative_zero == b.allow_negative_zero;
-        });
+        .def("__eq__", [](const standard& a, const standard& b) { return state_of(a) == state_of(b); })
+        // Pickling (multiprocessing, pytest-xdist): every field, rebuilt through the factories.
+        .def("__getstate__", &state_of)
+        .def("__setstate__", [](standard& s, const standard_state& st) { new (&s) standard(standard_from(st)); });
 
     m.def("exact", &exactref::exact);
     m.def("faithful", &exactref::faithful);

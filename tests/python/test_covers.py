@@ -3,6 +3,7 @@ bound (computed here with fractions, independently of exactref) are not, and the
 
 import math
 import random
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import exactref as er
-from exact_oracle import FORMATS, abs_sum, exact_sum, next_down, next_up, round_to, to_dtype, ulp_exponent
+from exact_oracle import FORMATS, abs_sum, exact_sum, frac, next_down, next_up, round_to, to_dtype, ulp_exponent
 
 
 def u_of(name):
@@ -72,8 +73,7 @@ def test_random_trees_are_covered_by_tree_of_their_height(values, seed):
     result, height = random_tree(order, rng, np.float32)
     r = er.sum(x)
     assert r.covers(result, standard="any_order"), seed
-    if height >= 1:
-        assert r.covers(result, standard="tree", height=height), seed
+    assert r.covers(result, standard="tree", height=height), seed  # height 0: one value, the exact s
 
 
 @given(float32_lists)
@@ -83,9 +83,7 @@ def test_library_trees_and_orders_are_covered(values):
     for shape in ("halving256", "fold16", "halving4", "fold2"):
         result = er.tree_sum(x, shape=shape)
         assert r.covers(result, standard="any_order"), shape
-        h = er.tree_height(shape, x.size)
-        if h >= 1:
-            assert r.covers(result, standard="tree", height=h), shape
+        assert r.covers(result, standard="tree", height=er.tree_height(shape, x.size)), shape
     for order in (er.fold_sum, er.pairwise_sum, er.kahan_sum):
         assert r.covers(order(x), standard="any_order"), order.__name__
 
@@ -145,12 +143,12 @@ def sample(name, n, seed):
 CASES = [
     # (standard, params, the bound B as a function of n, u, S, |s|)
     ("any_order", {}, lambda n, u, S, s: (n - 1) * u * S),
-    ("tree", {"height": 3}, lambda n, u, S, s: gamma(3, u) * S),
+    ("tree", {"height": 6}, lambda n, u, S, s: gamma(6, u) * S),  # 64 terms: the shallowest tree
     ("tree", {"height": 40}, lambda n, u, S, s: gamma(40, u) * S),
     ("split_k", {"chunks": 4}, lambda n, u, S, s: gamma(n // 4 + 4 - 2, u) * S),
     ("split_k", {"chunks": 4, "combine": "pairwise"}, lambda n, u, S, s: gamma(n // 4 - 1 + 2, u) * S),
     ("directed", {}, lambda n, u, S, s: (n - 1) * 2 * u * S),
-    ("directed", {"base": "tree", "height": 5}, lambda n, u, S, s: gamma(5, 2 * u) * S),
+    ("directed", {"base": "tree", "height": 7}, lambda n, u, S, s: gamma(7, 2 * u) * S),
     ("any_order", {"directed": True}, lambda n, u, S, s: (n - 1) * 2 * u * S),
 ]
 
@@ -254,8 +252,10 @@ def test_standard_errors_say_what_is_accepted():
         r.covers(np.float32(10), "tree")
     with pytest.raises(TypeError, match=r"takes height=, directed=.*got chunks=3"):
         r.covers(np.float32(10), "tree", chunks=3)
-    with pytest.raises(ValueError, match="height=0: expected a positive integer"):
-        r.covers(np.float32(10), "tree", height=0)
+    with pytest.raises(ValueError, match=r"height=-1: expected an integer from 0 to 2\*\*64 - 1"):
+        r.covers(np.float32(10), "tree", height=-1)
+    with pytest.raises(ValueError, match=r"chunks=0: expected an integer from 1 to 2\*\*64 - 1"):
+        r.covers(np.float32(10), "split_k", chunks=0)
     with pytest.raises(TypeError, match="needs chunks=s"):
         r.covers(np.float32(10), "split_k")
     with pytest.raises(ValueError, match="combine='random'"):
@@ -322,8 +322,151 @@ def test_assert_covers_names_the_worst_element():
 def test_assert_covers_scalar_message():
     x = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
     r = er.sum(x)
-    bound = gamma(2, u_of("float32")) * abs_sum(x)
+    bound = gamma(10, u_of("float32")) * abs_sum(x)  # 1000 terms: trees of height 10 or more
     result = to_dtype(round_to(exact_sum(x) + bound * 3 / 2, "float32", "upward"), np.float32)
-    er.testing.assert_covers(result, r, standard="tree", height=4)  # γ_4 ≈ 2·γ_2: covered
-    with pytest.raises(AssertionError, match=r"1 of 1 result\(s\) not covered by tree:2 \(float32\)\nworst: result"):
-        er.testing.assert_covers(result, r, standard="tree", height=2)
+    er.testing.assert_covers(result, r, standard="tree", height=20)  # γ_20 ≈ 2·γ_10: covered
+    with pytest.raises(AssertionError, match=r"1 of 1 result\(s\) not covered by tree:10 \(float32\)\nworst: result"):
+        er.testing.assert_covers(result, r, standard="tree", height=10)
+
+
+# ---- tree height 0, result shapes, ranges, flags, dtype names -------------------------------------------------------
+
+@pytest.mark.parametrize("shape", ["halving256", "fold16", "halving4", "fold2"])
+@pytest.mark.parametrize("n", [0, 1])
+def test_tree_height_zero_is_a_single_term(shape, n):
+    # tree_height gives 0 for n <= 1, and standard="tree" takes it: γ_0 = 0, so only s itself is covered.
+    x = np.array([0.1] * n, dtype=np.float32)
+    r = er.sum(x)
+    h = er.tree_height(shape, n)
+    assert h == 0
+    s = exact_sum(x)
+    assert r.bound("tree", height=h) == 0.0
+    assert r.covers(er.tree_sum(x, shape=shape), standard="tree", height=h)
+    assert r.covers(to_dtype(s, np.float32), standard="tree", height=h)
+    assert not r.covers(to_dtype(next_up(s, "float32"), np.float32), standard="tree", height=h)
+    assert not r.covers(to_dtype(next_down(s, "float32"), np.float32), standard="tree", height=h)
+    assert er.standard("tree", height=0) == er.standard("tree:0")
+
+
+def test_tree_height_zero_refuses_two_terms():
+    r = er.sum(np.array([1.0, 2.0], np.float32))
+    with pytest.raises(ValueError, match="a tree of height 0 holds at most 1 terms, and this reference has 2"):
+        r.covers(np.float32(3.0), standard="tree", height=0)
+
+
+def test_results_may_broadcast_to_the_references_shape():
+    x = np.random.default_rng(21).standard_normal((2, 3, 40)).astype(np.float32)
+    r = er.sum(x, axis=2)                                   # references of shape (2, 3)
+    sums = x.sum(axis=2)
+    assert r.covers(sums).shape == (2, 3)
+    assert r.covers(np.stack([sums, sums[::-1]])).shape == (2, 2, 3)  # a stack of two runs
+    row = r.covers(sums[0])                                 # shape (3,) broadcasts TO (2, 3): row 0 for both rows
+    assert row.shape == (2, 3)
+    assert row[0].all()
+    np.testing.assert_array_equal(row[1], r[1].covers(sums[0]))
+    one = er.sum(x[0, 0])
+    assert one.covers(np.full((4, 5), sums[0, 0])).shape == (4, 5)  # a 0-d reference takes any stack
+
+
+@pytest.mark.parametrize("reference_shape, result_shape", [((4,), (4, 1)), ((4,), (1, 4, 1)), ((3,), (2, 1)),
+                                                            ((2, 3), (2, 1, 3)), ((2, 3), (1, 2, 1))])
+def test_results_that_would_broadcast_the_references_are_refused(reference_shape, result_shape):
+    # numpy broadcasts (4, 1) against (4,) to (4, 4): every result against every reference. Refused, naming both.
+    x = np.random.default_rng(22).standard_normal(reference_shape + (50,)).astype(np.float32)
+    r = er.sum(x, axis=-1)
+    result = np.zeros(result_shape, np.float32)
+    shapes = re.escape(f"result of shape {result_shape} would broadcast the reference's shape {reference_shape} to "
+                       f"{np.broadcast_shapes(result_shape, reference_shape)}")
+    for check in (lambda: r.covers(result), lambda: r.verdict(result), lambda: r.ulp_error(result),
+                  lambda: er.ulp_error(result, r), lambda: er.testing.assert_covers(result, r)):
+        with pytest.raises(ValueError, match=shapes) as e:
+            check()
+        assert "np.squeeze" in str(e.value) and "keepdims=False" in str(e.value)
+
+
+def test_keepdims_sums_are_refused_and_squeezed_ones_covered():
+    x = np.random.default_rng(23).standard_normal((4, 30))
+    r = er.sum(x, axis=1)
+    with pytest.raises(ValueError, match=r"\(4, 1\) would broadcast the reference's shape \(4,\) to \(4, 4\)"):
+        r.covers(np.sum(x, axis=1, keepdims=True))
+    assert r.covers(np.sum(x, axis=1, keepdims=False)).all()
+
+
+def test_verdict_of_no_results_says_so():
+    r = er.sum(np.ones((0, 3), np.float32), axis=1)
+    assert r.covers(np.ones(0, np.float32)).shape == (0,)
+    with pytest.raises(ValueError, match="no results to judge"):
+        r.verdict(np.ones(0, np.float32))
+    scalar = er.sum(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match=r"no results to judge: the results have shape \(0,\)"):
+        scalar.verdict(np.ones(0, np.float32))
+    er.testing.assert_covers(np.ones(0, np.float32), scalar)  # nothing to judge: nothing fails
+
+
+def test_counts_out_of_range_name_the_range():
+    r = er.sum(np.ones(4, np.float32))
+    for params in ({"height": 2 ** 64}, {"height": -1}):
+        with pytest.raises(ValueError, match=r"height=-?\d+: expected an integer from 0 to 2\*\*64 - 1"):
+            r.covers(np.float32(4), "tree", **params)
+    with pytest.raises(ValueError, match=r"chunks=18446744073709551616: expected an integer from 1 to 2\*\*64 - 1"):
+        er.standard("split_k", chunks=2 ** 64)
+    assert er.standard("tree", height=2 ** 64 - 1).height == 2 ** 64 - 1
+    assert r.covers(np.float32(4), "tree", height=np.uint64(2 ** 64 - 1))
+    with pytest.raises(ValueError, match=r"n=18446744073709551616: expected an integer from 0 to 2\*\*64 - 1"):
+        er.tree_height("fold16", 2 ** 64)
+    with pytest.raises(ValueError, match=r"n=-1: expected an integer from 0"):
+        er.tree_height("fold16", -1)
+    # the largest n: fold16 has 2^60 leaves of 16, (16 - 1) + 60 roundings on a path
+    assert er.tree_height("fold16", 2 ** 64 - 1) == 15 + 60
+    with pytest.raises(TypeError, match="height=2.5: expected an integer"):
+        er.standard("tree", height=2.5)
+
+
+@pytest.mark.parametrize("flag", ["directed", "allow_negative_zero", "fma"])
+@pytest.mark.parametrize("value", ["no", 1, None, 0.0])
+def test_flags_take_only_bools(flag, value):
+    with pytest.raises(TypeError, match=rf"{flag}={value!r}: expected True or False"):
+        er.standard("any_order", **{flag: value})
+
+
+def test_flags_take_numpy_bools():
+    assert er.standard("any_order", directed=np.bool_(True)).directed
+    assert not er.standard("any_order", directed=np.bool_(False)).directed
+    assert er.standard("tree:3", directed=False).name == "tree:3"
+
+
+NUMPY_NAMES = ["float", "double", "single", "half", "f8", "f4", "f2", "d", "f", "e", "<f4", ">f8", "float64",
+               "float32", "float16", float, np.float32, np.dtype(np.float16)]
+
+
+@pytest.mark.parametrize("name", NUMPY_NAMES, ids=str)
+def test_dtype_names_mean_what_numpy_means(name):
+    expected = np.dtype(name).newbyteorder("=")
+    # s = 1 + 2^-11 + 2^-24: exact in float64, a float32 tie that stays 1 + 2^-11, just above a float16 tie
+    x = np.array([1.0, 2.0 ** -11, 2.0 ** -24], np.float16)
+    r = er.sum(x)
+    got = r.nearest(name)
+    assert got.dtype == expected
+    assert frac(got) == round_to(exact_sum(x), expected.name)
+    assert r.bound("any_order", dtype=name) == r.bound("any_order", dtype=expected.name)
+    model = er.standard("mixed", acc=name, out=name)
+    assert model.acc == model.out == expected.name
+
+
+def test_dtype_names_in_cli_spellings_and_orders_follow_numpy():
+    assert er.standard("mixed:float:half") == er.standard("mixed", acc="float64", out="float16")
+    assert er.standard("directed:mixed:single:e").name == "directed:mixed:float32:float16"
+    h = np.random.default_rng(24).standard_normal(300).astype(np.float16)
+    assert er.pairwise_sum(h, acc="single") == er.pairwise_sum(h, acc="float32")
+    with pytest.raises(ValueError, match="acc='float64' for float16 data"):  # 'float' is float64, as in numpy
+        er.pairwise_sum(h, acc="float")
+
+
+@pytest.mark.parametrize("name, what", [("f16", "float128"), ("f32", "not a dtype numpy knows"),
+                                        ("bf16", "not a dtype numpy knows"), ("int32", "int32"),
+                                        ("longdouble", "float128"), (None, "None")])
+def test_dtype_names_numpy_does_not_read_as_a_format_are_refused(name, what):
+    r = er.sum(np.array([1.0]))
+    with pytest.raises(TypeError, match="expected a numpy dtype or its name") as e:
+        r.nearest(name) if name is not None else er.standard("mixed", acc=None, out="float32")
+    assert what in str(e.value)

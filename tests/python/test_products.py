@@ -183,3 +183,42 @@ def test_shape_and_dtype_errors_say_what_was_expected():
         er.dot(x, "abc")
     with pytest.raises(ValueError, match="method='fast'"):
         er.matmul(np.ones((2, 2)), np.ones((2, 2)), method="fast")
+
+
+def test_dot_of_matrices_reports_its_errors_as_dot():
+    # er.dot of 2-D operands is a matrix product; its errors still name dot and its arguments x, y, initial.
+    with pytest.raises(ValueError, match=r"^dot: x has shape \(2, 3\) and y \(2, 3\): the inner dimensions 3 and 2 "
+                                         r"differ \(x's last axis must match y's first\)"):
+        er.dot(np.ones((2, 3)), np.ones((2, 3)))
+    with pytest.raises(TypeError, match=r"^dot: x is float32, y is float64"):
+        er.dot(np.ones((2, 3), np.float32), np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"^dot: initial has shape \(3,\) but the product has shape \(2, 2\)"):
+        er.dot(np.ones((2, 3)), np.ones((3, 2)), initial=np.ones(3))
+    with pytest.raises(ValueError, match=r"^matmul: a has shape \(2, 3\) and b \(2, 3\)"):
+        er.matmul(np.ones((2, 3)), np.ones((2, 3)))
+
+
+def packed_field(values):
+    """The field 'v' of a packed structured array: element strides not multiples of the item size."""
+    s = np.zeros(values.shape, dtype=[("pad", "u1"), ("v", values.dtype)])
+    s["v"] = values
+    assert not s["v"].flags.aligned
+    return s["v"]
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_unaligned_operands_read_like_their_contiguous_copies(name):
+    # Views whose byte strides are not multiples of the item size went to nanobind's raw "incompatible function
+    # arguments"; they are copied to aligned arrays and give the contiguous copies' references.
+    rng = np.random.default_rng(18)
+    a = (rng.standard_normal((5, 8)) * 4).astype(DTYPES[name])
+    b = (rng.standard_normal((8, 3)) * 4).astype(DTYPES[name])
+    c = (rng.standard_normal((5, 3)) * 4).astype(DTYPES[name])
+    x, y, init = packed_field(a[1]), packed_field(b[:, 2].copy()), packed_field(c[0, :1].copy())
+    assert er.dot(x, y).exact == er.dot(a[1], b[:, 2]).exact == exact_dot(a[1], b[:, 2])
+    assert er.dot(x, y, initial=init).exact == er.dot(a[1], b[:, 2], initial=c[0, :1]).exact
+    r = er.matmul(packed_field(a), packed_field(b), c=packed_field(c))
+    expected = er.matmul(a, b, c=c)
+    assert list(r.exact.ravel()) == list(expected.exact.ravel())
+    assert list(r.abs_sum.ravel()) == list(expected.abs_sum.ravel())
+    assert list(er.dot(packed_field(a), packed_field(b)).exact.ravel()) == list(er.matmul(a, b).exact.ravel())

@@ -345,3 +345,149 @@ def test_contiguous_input_is_not_copied():
         tracemalloc.stop()
     assert peak < 100_000
     assert copied > 4_000_000
+
+
+# ---- masked arrays, unaligned views, byte order, DLPack devices, lists ----------------------------------------------
+
+MASKED = np.ma.array([1.0, 2.0, 4.0], mask=[0, 1, 0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: er.sum(m),
+    lambda m: er.sum(m.reshape(3, 1), axis=0),
+    lambda m: er.asarray(m),
+    lambda m: er.sum([m]),                                # inside a list: np.asarray would drop the mask too
+    lambda m: er.dot(m, np.ones(3)),
+    lambda m: er.dot(np.ones(3), np.ones(3), initial=m[:1]),
+    lambda m: er.matmul(m.reshape(1, 3), np.ones((3, 1))),
+    lambda m: er.matmul(np.ones((1, 3)), np.ones((3, 1)), c=m[:1]),
+    lambda m: er.sum(np.ones(3)).covers(m),
+    lambda m: er.ulp_error(m, er.sum(np.ones(3))),
+    lambda m: er.tree_sum(m),
+    lambda m: er.fold_sum(m),
+    lambda m: er.tree_sum(np.ones(3), shape="fold16", mask=np.ma.array([True, True, True], mask=[0, 1, 0])),
+])
+def test_masked_arrays_are_refused_with_advice(call):
+    # er.sum(MASKED) summed the masked 2.0 too (7, not 5).
+    with pytest.raises(TypeError, match=r"masked array") as e:
+        call(MASKED)
+    assert ".compressed()" in str(e.value) or ".filled(" in str(e.value)
+    assert er.sum(MASKED.compressed()).exact == 5
+    assert er.sum(MASKED.filled(0.0)).exact == 5
+
+
+def packed_field(values):
+    """The field 'v' of a packed structured array: element stride itemsize + 1, every address misaligned."""
+    s = np.zeros(values.shape, dtype=[("pad", "u1"), ("v", values.dtype)])
+    s["v"] = values
+    view = s["v"]
+    assert not view.flags.aligned and view.strides[-1] % view.itemsize != 0
+    return view
+
+
+def unaligned_dtypes():
+    return [np.float64, np.float32, np.float16] + ([BF16] if BF16 is not None else [])
+
+
+@pytest.mark.parametrize("dtype", unaligned_dtypes(), ids=lambda d: np.dtype(d).name)
+def test_unaligned_views_read_like_their_contiguous_copies(dtype):
+    rng = np.random.default_rng(31)
+    values = (rng.standard_normal((6, 7)) * 2.0 ** rng.integers(-8, 8, (6, 7))).astype(dtype)
+    view = packed_field(values)
+    copy = np.ascontiguousarray(view)
+    assert er.sum(view).exact == er.sum(copy).exact == exact_sum(copy.ravel())
+    assert er.sum(view).abs_sum == abs_sum(copy.ravel())
+    assert list(er.sum(view, axis=0).exact) == list(er.sum(copy, axis=0).exact)
+    assert list(er.sum(view[:, ::-2], axis=1).exact) == list(er.sum(copy[:, ::-2], axis=1).exact)
+    got = er.asarray(view)
+    assert got.flags.aligned and got.dtype == values.dtype
+    np.testing.assert_array_equal(got.view(UINT[got.itemsize]), copy.view(UINT[copy.itemsize]))
+    # as results: the same verdicts as the contiguous copy
+    r = er.sum(values, axis=1)
+    results = packed_field(copy.sum(axis=1).astype(dtype) if dtype is not BF16 else r.nearest())
+    plain = np.ascontiguousarray(results)
+    np.testing.assert_array_equal(r.covers(results), r.covers(plain))
+    np.testing.assert_array_equal(er.ulp_error(results, r), er.ulp_error(plain, r))
+    assert r.verdict(results).message() == r.verdict(plain).message()
+    flat = packed_field(copy.ravel())
+    assert er.tree_sum(flat) == er.tree_sum(copy.ravel())
+    assert er.fold_sum(flat) == er.fold_sum(copy.ravel())
+
+
+def test_big_endian_broadcast_views_are_not_materialised():
+    # A '>f8' view of 10^6 elements over 1000 distinct values: the copy into native order keeps the broadcast axis
+    # (8 KB), where byte-swapping every element would take 8 MB.
+    import tracemalloc
+
+    base = np.random.default_rng(32).standard_normal(1000).astype(">f8")
+    view = np.broadcast_to(base, (1000, 1000))
+    native = base.astype("<f8")
+    tracemalloc.start()
+    try:
+        r = er.sum(view)
+        rows = er.sum(view, axis=1)
+        seen = er.asarray(view)
+        peak = tracemalloc.get_traced_memory()[1]
+        np.ascontiguousarray(view.astype("<f8"))  # what materialising costs: the check can fail
+        materialised = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200_000, peak
+    assert materialised > 8_000_000
+    assert r.exact == 1000 * exact_sum(native)
+    assert rows.shape == (1000,) and rows[17].exact == exact_sum(native)
+    assert seen.dtype == np.dtype("<f8") and seen.shape == (1000, 1000) and seen.strides[0] == 0
+
+
+def test_non_native_byte_order_is_copied_and_native_is_not():
+    native = np.random.default_rng(33).standard_normal(50)
+    swapped = native.astype(">f8")
+    seen = er.asarray(swapped)
+    assert seen.dtype == np.dtype("=f8") and not np.shares_memory(seen, swapped)
+    np.testing.assert_array_equal(seen, native)
+    assert np.shares_memory(er.asarray(native), native) and np.shares_memory(er.asarray(native[::3]), native)
+    assert er.sum(swapped).exact == exact_sum(native)
+    zero_d = er.asarray(np.array(1.5, ">f8"))  # a 0-d array stays an array
+    assert isinstance(zero_d, np.ndarray) and zero_d.shape == () and zero_d.dtype == np.dtype("=f8")
+
+
+class DeviceRaises:
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("not reached")
+
+    def __dlpack_device__(self):
+        raise RuntimeError("device query failed")
+
+
+class DeviceNotATuple(DeviceRaises):
+    def __dlpack_device__(self):
+        return 1
+
+
+class DeviceOfStrings(DeviceRaises):
+    def __dlpack_device__(self):
+        return ("cpu", "zero")
+
+
+@pytest.mark.parametrize("producer, what", [
+    (DeviceRaises(), r"DeviceRaises.__dlpack_device__\(\) failed: RuntimeError: device query failed"),
+    (DeviceNotATuple(), r"DeviceNotATuple.__dlpack_device__\(\) returned 1; .*\(device_type, device_id\) tuple"),
+    (DeviceOfStrings(), r"DeviceOfStrings.__dlpack_device__\(\) returned \('cpu', 'zero'\)"),
+])
+def test_a_broken_dlpack_device_query_is_a_type_error_naming_the_producer(producer, what):
+    with pytest.raises(TypeError, match=what):
+        er.sum(producer)
+    with pytest.raises(TypeError, match=what):
+        er.sum(np.ones(1)).covers(producer)
+
+
+def test_lists_follow_numpy_conversion():
+    # np.asarray([1.0, True]) is float64 [1.0, 1.0]: a list is read as numpy reads it, then must be float.
+    assert er.sum([1.0, True]).exact == 2
+    assert er.sum((0.5, 3)).exact == Fraction(7, 2)
+    assert er.sum([np.float32(0.1), 0.2]).exact == Fraction(np.float32(0.1).item()) + Fraction(0.2)
+    for bad, what in (([True, False], "bool"), ([1, 2], "int64")):
+        with pytest.raises(TypeError, match=what):
+            er.sum(bad)
+    with pytest.raises(TypeError, match="got bool"):
+        er.sum(True)
