@@ -13,23 +13,20 @@
 #include <array>
 #include <bit>          // std::bit_width, std::countr_zero
 #include <cerrno>
-#include <cfenv>        // std::fegetenv, std::fesetenv: see default_fp_environment
 #include <charconv>     // std::to_chars (shortest round trip)
+#include <cstdio>       // std::ferror, std::clearerr: read errors on stdin
 #include <cstring>      // std::strerror
 #include <filesystem>   // std::filesystem::is_directory
 #include <fstream>
 #include <iostream>
 #include <istream>
-#include <iterator>
 #include <limits>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
-#if defined(__x86_64__) || defined(__SSE2__)
-#include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr: the FTZ/DAZ bits of MXCSR
-#endif
+#include "exactref/detail/fp_environment.h"
 
 namespace exactref {
 
@@ -271,17 +268,33 @@ private:
     data_array out_;
 };
 
+/// A UTF-8 byte order mark, which some editors put at the start of a text file: skipped there, like blanks.
+constexpr std::string_view utf8_bom{"\xEF\xBB\xBF", 3};
+
+/// Throws std::invalid_argument for a stream that stopped reading for another reason than its end: badbit (a read
+/// error; errno, when set, says which) or failbit. `where` says how far it got ("after line 12").
+[[noreturn]] void throw_stream_failure(const std::istream& in, std::string_view source, const std::string& where) {
+    const int error = errno;
+    std::string what = std::string(source) + ": read error " + where;
+    if (in.bad() && error != 0) what += std::string(" (") + std::strerror(error) + ")";
+    else if (in.bad()) what += " (the stream reported a read error)";
+    else what += " (the stream was in a failed state before its end)";
+    throw std::invalid_argument(what + ": the input could not be read to its end; check the file or the pipe");
+}
+
 }  // namespace
 
 data_array read_text(std::istream& in, dtype type, std::string_view source) {
+    // A stream that failed before this call (a failed seekg on a pipe leaves failbit set) would read as no numbers
+    // at all: an empty array where the data was. Refuse it instead.
+    if (!in) throw_stream_failure(in, source, "before the first line");
+    errno = 0;  // so that a read error's errno is the one reported
     const format_info& f = info(type);
     mpfr_value x(f.precision);
     array_builder out(type);
-    std::string line;
     std::size_t line_number = 0;
-    while (std::getline(in, line)) {
+    const auto read_line = [&](std::string_view rest) {
         ++line_number;
-        std::string_view rest(line);
         if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
         // Numbers are separated by blanks and commas; a comma is just another separator.
         std::size_t i = 0;
@@ -297,9 +310,26 @@ data_array read_text(std::istream& in, dtype type, std::string_view source) {
                 throw std::invalid_argument(std::string(source) + ":" + std::to_string(line_number) + ": " + e.what());
             }
         }
+    };
+    std::string line;
+    bool first_line = true;
+    while (std::getline(in, line)) {
+        std::string_view rest(line);
+        if (first_line && rest.starts_with(utf8_bom)) rest.remove_prefix(utf8_bom.size());
+        first_line = false;
+        // Lines end at "\n", "\r\n" or a lone "\r" (old Mac files): a '\r' inside what getline returns ends a line
+        // unless it is the last byte, which is the CR of a CRLF.
+        for (std::size_t cr = rest.find('\r'); cr != std::string_view::npos && cr + 1 < rest.size();
+             cr = rest.find('\r')) {
+            read_line(rest.substr(0, cr));
+            rest.remove_prefix(cr + 1);
+        }
+        read_line(rest);
     }
-    if (in.bad()) throw std::invalid_argument(std::string(source) + ": read error after line " +
-                                              std::to_string(line_number));
+    // getline stops at the end (eofbit) or on a failure: badbit (the stream buffer reported a read error) or failbit
+    // without eofbit. Only the first is the end of the data.
+    if (in.bad() || !in.eof())
+        throw_stream_failure(in, source, "after line " + std::to_string(line_number));
     return out.take();
 }
 
@@ -357,6 +387,9 @@ public:
                 fail("expected ',' or '}' in the header");
             }
         }
+        ++i_;  // the closing '}'
+        skip();  // numpy pads the dict with blanks and ends it with '\n'; anything else after it is not a dict literal
+        if (i_ != s_.size()) fail("text after the closing '}'");
         if (!h.has_descr || !h.has_fortran_order || !h.has_shape)
             fail("the header lacks one of 'descr', 'fortran_order', 'shape'");
         return h;
@@ -365,7 +398,7 @@ public:
 private:
     [[noreturn]] void fail(const std::string& what) const {
         throw std::invalid_argument(std::string(source_) + ": not a valid .npy header: " + what + " (header: " +
-                                    std::string(trim(s_)) + ")");
+                                    printable(trim(s_)) + ")");
     }
     void skip() {
         while (i_ < s_.size() && is_blank(s_[i_])) ++i_;
@@ -442,10 +475,64 @@ private:
     std::size_t i_ = 0;
 };
 
-/// Reads exactly n bytes or reports how many there were.
-std::size_t read_bytes(std::istream& in, char* out, std::size_t n) {
+/// Reads up to n bytes and says how many there were: fewer only at the end of the input. A read error (badbit)
+/// throws rather than passing for a short file.
+std::size_t read_bytes(std::istream& in, char* out, std::size_t n, std::string_view source) {
     in.read(out, static_cast<std::streamsize>(n));
+    if (in.bad()) throw_stream_failure(in, source, "in the .npy data");
     return static_cast<std::size_t>(in.gcount());
+}
+
+/// The largest header read: numpy's own limit (numpy.lib.format._MAX_HEADER_SIZE, the default max_header_size of
+/// np.load, which refuses longer headers unless told to trust the file). A float array's header is far shorter:
+/// numpy pads it to a multiple of 64 bytes, and a shape of 64 dimensions of 20 digits each fits in under 1600.
+constexpr std::size_t npy_max_header_bytes = 10000;
+
+/// What a descr names, in numpy's spellings of the three float dtypes (np.dtype(descr), which
+/// numpy.lib.format.descr_to_dtype calls): a type code 'f8' or 'd' (float64), 'f4' or 'f' (float32), 'f2' or 'e'
+/// (float16) after an optional byte order ('<' little-endian, '>' big-endian, '=', '|' or none: native, that is the
+/// reading host's order, as in np.load), or a name without a byte order: 'float64', 'double', 'float' (float64),
+/// 'float32', 'single', 'float16', 'half'.
+struct npy_float_descr {
+    std::optional<dtype> type;  // empty: not one of the three float dtypes
+    bool big_endian = false;
+};
+
+npy_float_descr resolve_npy_descr(std::string_view descr) noexcept {
+    constexpr bool native_big = std::endian::native == std::endian::big;
+    struct spelling {
+        std::string_view text;
+        dtype type;
+    };
+    static constexpr spelling names[] = {{"float64", dtype::float64}, {"double", dtype::float64},
+                                         {"float", dtype::float64},   {"float32", dtype::float32},
+                                         {"single", dtype::float32},  {"float16", dtype::float16},
+                                         {"half", dtype::float16}};
+    for (const spelling& n : names)
+        if (descr == n.text) return {n.type, native_big};
+    bool big = native_big;
+    if (!descr.empty() && (descr[0] == '<' || descr[0] == '>' || descr[0] == '=' || descr[0] == '|')) {
+        if (descr[0] != '=' && descr[0] != '|') big = descr[0] == '>';
+        descr.remove_prefix(1);
+    }
+    static constexpr spelling codes[] = {{"f8", dtype::float64}, {"d", dtype::float64}, {"f4", dtype::float32},
+                                         {"f", dtype::float32},  {"f2", dtype::float16}, {"e", dtype::float16}};
+    for (const spelling& c : codes)
+        if (descr == c.text) return {c.type, big};
+    return {};
+}
+
+/// Whether descr is numpy's 2-byte void ('V2', '<V2', '|V2', ...: np.dtype gives '|V2' for all of them), which is
+/// how a file saved from an ml_dtypes bfloat16 array describes its data: the format of the bytes is not in the file.
+bool is_two_byte_void(std::string_view descr) noexcept {
+    if (!descr.empty() && (descr[0] == '<' || descr[0] == '>' || descr[0] == '=' || descr[0] == '|'))
+        descr.remove_prefix(1);
+    return descr == "V2";
+}
+
+/// numpy's short name of a little-endian float dtype, for the messages: "<f8", "<f4", "<f2".
+std::string little_endian_code(dtype type) {
+    return type == dtype::float64 ? "<f8" : type == dtype::float32 ? "<f4" : "<f2";
 }
 
 std::string shape_string(const std::vector<std::uint64_t>& shape) {
@@ -454,46 +541,71 @@ std::string shape_string(const std::vector<std::uint64_t>& shape) {
     return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-/// .npy from a stream positioned at the magic; `source` names it in messages.
-data_array parse_npy(std::istream& in, const std::string& source) {
+/// .npy from a stream positioned at the magic; `source` names it in messages. A 2-byte void descr ('<V2') is read
+/// as little-endian bfloat16 when void_is_bfloat16 (the caller asked for bfloat16), else refused.
+data_array parse_npy(std::istream& in, const std::string& source, bool void_is_bfloat16) {
+    errno = 0;  // so that a read error's errno is the one reported
     std::array<char, 10> prefix{};
-    const std::size_t got = read_bytes(in, prefix.data(), 8);
+    const std::size_t got = read_bytes(in, prefix.data(), 8, source);
+    if (got >= npy_magic.size() && got < 8 && std::string_view(prefix.data(), npy_magic.size()) == npy_magic)
+        throw std::invalid_argument(source + ": truncated .npy file (it ends after the magic, before the version)");
     if (got < 8 || std::string_view(prefix.data(), 6) != npy_magic)
-        throw std::invalid_argument(source + ": not a .npy file (no \\x93NUMPY magic)");
+        throw std::invalid_argument(source + ": not a .npy file (it starts with byte 0x93 but not with the .npy "
+                                             "magic \\x93NUMPY and a version), nor text");
     const int major = static_cast<unsigned char>(prefix[6]);
     const int minor = static_cast<unsigned char>(prefix[7]);
     if (major < 1 || major > 3 || minor != 0)
         throw std::invalid_argument(source + ": unsupported .npy format version " + std::to_string(major) + "." +
                                     std::to_string(minor) + " (exactref reads 1.0, 2.0 and 3.0)");
     const std::size_t length_bytes = major == 1 ? 2 : 4;
-    if (read_bytes(in, prefix.data(), length_bytes) != length_bytes)
+    if (read_bytes(in, prefix.data(), length_bytes, source) != length_bytes)
         throw std::invalid_argument(source + ": truncated .npy file (the header length is missing)");
     std::size_t header_length = 0;
     for (std::size_t i = length_bytes; i-- > 0;)
         header_length = (header_length << 8) | static_cast<unsigned char>(prefix[i]);
-    std::string header(header_length, '\0');
-    if (read_bytes(in, header.data(), header_length) != header_length)
-        throw std::invalid_argument(source + ": truncated .npy file (the header says " +
-                                    std::to_string(header_length) + " header bytes; the file ends before them)");
+    if (header_length > npy_max_header_bytes)
+        throw std::invalid_argument(source + ": .npy header too large: the file says " +
+                                    std::to_string(header_length) + " header bytes; exactref, like np.load by " +
+                                    "default (max_header_size), reads at most " +
+                                    std::to_string(npy_max_header_bytes) +
+                                    " (a float array's header is under 1600): the file is damaged or not a plain "
+                                    "float array");
+    // Read in pieces, so that the header grows only with the bytes the file really holds.
+    std::string header;
+    while (header.size() < header_length) {
+        std::array<char, 1024> piece{};
+        const std::size_t want = std::min(piece.size(), header_length - header.size());
+        const std::size_t got_now = read_bytes(in, piece.data(), want, source);
+        header.append(piece.data(), got_now);
+        if (got_now != want)
+            throw std::invalid_argument(source + ": truncated .npy file (the header says " +
+                                        std::to_string(header_length) + " header bytes; the file ends after " +
+                                        std::to_string(header.size()) + ")");
+    }
 
     const npy_header h = npy_header_parser(header, source).parse();
     const std::string convert_hint = "; convert it in numpy, e.g. np.save(path, np.ascontiguousarray(a, dtype='<f8'))";
+    const std::string descr = printable(h.descr);  // as it can be shown: a NUL or other control byte escaped
+    const npy_float_descr d = resolve_npy_descr(h.descr);
     dtype type{};
-    std::size_t item_size = 0;
-    if (h.descr == "<f8") {
-        type = dtype::float64, item_size = 8;
-    } else if (h.descr == "<f4") {
-        type = dtype::float32, item_size = 4;
-    } else if (h.descr == "<f2") {
-        type = dtype::float16, item_size = 2;
-    } else if (h.descr == ">f8" || h.descr == ">f4" || h.descr == ">f2") {
-        throw std::invalid_argument(source + ": big-endian dtype '" + h.descr +
-                                    "' is not supported: save a little-endian copy, e.g. np.save(path, a.astype('<" +
-                                    h.descr.substr(1) + "'))");
+    if (d.type && !d.big_endian) {
+        type = *d.type;
+    } else if (d.type) {
+        throw std::invalid_argument(source + ": big-endian dtype '" + descr +
+                                    "' is not supported: save a little-endian copy, e.g. np.save(path, a.astype('" +
+                                    little_endian_code(*d.type) + "'))");
+    } else if (is_two_byte_void(h.descr) && void_is_bfloat16) {
+        type = dtype::bfloat16;  // ml_dtypes' bfloat16, as its little-endian bytes
+    } else if (is_two_byte_void(h.descr)) {
+        throw std::invalid_argument(source + ": dtype '" + descr +
+                                    "' is raw 2-byte data, which is how numpy saves an ml_dtypes bfloat16 array: if "
+                                    "the file holds bfloat16 values, say so with --dtype bfloat16 (in C++: "
+                                    "load_array(path, dtype::bfloat16, true))");
     } else {
-        throw std::invalid_argument(source + ": unsupported dtype '" + h.descr +
+        throw std::invalid_argument(source + ": unsupported dtype '" + descr +
                                     "': exactref reads float64 '<f8', float32 '<f4' and float16 '<f2'" + convert_hint);
     }
+    const std::size_t item_size = info(type).storage_bits / 8;
     if (h.fortran_order)
         throw std::invalid_argument(source + ": the array is stored in Fortran order (fortran_order: True); save a "
                                     "C-order copy, e.g. np.save(path, np.ascontiguousarray(a))");
@@ -508,14 +620,15 @@ data_array parse_npy(std::istream& in, const std::string& source) {
                                  std::to_string(count * item_size) + " bytes";
 
     array_builder out(type);
-    out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, std::uint64_t{1} << 24)));
-    // Data in blocks; values are assembled from little-endian bytes, so the host's byte order does not matter.
+    // Data in blocks; values are assembled from little-endian bytes, so the host's byte order does not matter. The
+    // array grows with the blocks read, not with the header's promise: a damaged shape costs no memory.
     constexpr std::size_t block_items = 1 << 16;
+    out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, block_items)));
     std::vector<char> block(block_items * item_size);
     std::uint64_t done = 0;
     while (done < count) {
         const std::size_t items = static_cast<std::size_t>(std::min<std::uint64_t>(block_items, count - done));
-        const std::size_t bytes = read_bytes(in, block.data(), items * item_size);
+        const std::size_t bytes = read_bytes(in, block.data(), items * item_size, source);
         if (bytes != items * item_size)
             throw std::invalid_argument(source + ": truncated .npy file: the header promises shape " +
                                         shape_string(h.shape) + " = " + expected + " of data, the file holds " +
@@ -529,15 +642,17 @@ data_array parse_npy(std::istream& in, const std::string& source) {
         }
         done += items;
     }
-    if (in.peek() != std::char_traits<char>::eof())
+    const bool more = in.peek() != std::char_traits<char>::eof();
+    if (in.bad()) throw_stream_failure(in, source, "after the .npy data");
+    if (more)
         throw std::invalid_argument(source + ": .npy file has bytes after the data the header promises (shape " +
                                     shape_string(h.shape) + " = " + expected + "); the file is damaged");
     return out.take();
 }
 
-bool starts_with_npy_magic(std::string_view bytes) noexcept {
-    return bytes.substr(0, npy_magic.size()) == npy_magic;
-}
+/// The first byte of the .npy magic. It never starts text (a number, a blank, ',', '#' or a UTF-8 BOM's 0xEF), so
+/// it alone decides the format, and the byte is looked at without being taken.
+constexpr auto npy_first_byte = std::char_traits<char>::to_int_type('\x93');
 
 /// Opens a file for binary reading or says why it cannot be read.
 std::unique_ptr<std::ifstream> open_input(const std::string& path) {
@@ -549,41 +664,51 @@ std::unique_ptr<std::ifstream> open_input(const std::string& path) {
     return file;
 }
 
+/// Throws when C stdio saw a read error on stdin. std::cin reads through stdio (synchronised with it, the default),
+/// whose stream buffer reports a failed read(2) only as the end of the input: a closed descriptor ('<&-') or a
+/// directory given as stdin would otherwise read as no numbers at all.
+void check_stdin_read(int error) {
+    if (std::ferror(stdin) == 0) return;
+    std::string what = "<stdin>: cannot read standard input";
+    if (error != 0) what += std::string(": ") + std::strerror(error);
+    if (error == EBADF) what += " (standard input is closed: give the data on stdin, e.g. '< data.txt', or a FILE)";
+    throw std::invalid_argument(what);
+}
+
 }  // namespace
 
 data_array read_npy(const std::string& path) {
-    return parse_npy(*open_input(path), path);
+    return parse_npy(*open_input(path), path, false);
 }
 
 data_array load_array(const std::string& path, dtype type, bool type_given) {
-    std::string source = path;
-    std::unique_ptr<std::istream> owned;
-    std::istream* in = nullptr;
-    if (path == "-") {
-        // Standard input cannot seek back after the magic check: read it whole.
-        source = "<stdin>";
-        std::string all((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-        owned = std::make_unique<std::istringstream>(std::move(all), std::ios::in | std::ios::binary);
-        in = owned.get();
-    } else {
-        auto file = open_input(path);
-        in = file.get();
-        owned = std::move(file);
+    const bool from_stdin = path == "-";
+    const std::string source = from_stdin ? "<stdin>" : path;
+    std::unique_ptr<std::ifstream> file;
+    if (!from_stdin) file = open_input(path);
+    std::istream& in = from_stdin ? std::cin : *file;
+    if (from_stdin) {  // a state left by an earlier read of stdin is not this read's failure
+        std::cin.clear();
+        std::clearerr(stdin);
     }
-    std::array<char, 6> head{};
-    const std::size_t got = read_bytes(*in, head.data(), head.size());
-    in->clear();
-    in->seekg(0);
-    if (starts_with_npy_magic(std::string_view(head.data(), got))) {
-        data_array a = parse_npy(*in, source);
-        if (type_given && a.type() != type)
-            throw std::invalid_argument(source + " holds " + std::string(info(a.type()).name) + " values but dtype " +
-                                        std::string(info(type).name) +
-                                        " was requested: leave the dtype out to use the file's own, or convert the "
-                                        "file");
-        return a;
+    // Nothing is read twice and nothing seeks: a pipe, a FIFO, a process substitution or a terminal reads like a
+    // file. (Reading a few bytes and seeking back fails on those, and the failed stream then read as empty.)
+    data_array a;
+    errno = 0;
+    try {
+        const bool npy = in.peek() == npy_first_byte;
+        if (from_stdin) check_stdin_read(errno);  // now, while errno is the failed read's
+        a = npy ? parse_npy(in, source, type_given && type == dtype::bfloat16) : read_text(in, type, source);
+    } catch (const std::invalid_argument&) {
+        if (from_stdin) check_stdin_read(errno);  // the read error, not its symptom ("truncated"), is the news
+        throw;
     }
-    return read_text(*in, type, source);
+    if (from_stdin) check_stdin_read(errno);
+    if (type_given && a.type() != type)
+        throw std::invalid_argument(source + " holds " + std::string(info(a.type()).name) + " values but dtype " +
+                                    std::string(info(type).name) +
+                                    " was requested: leave the dtype out to use the file's own, or convert the file");
+    return a;
 }
 
 // ---- Section 4: printing -------------------------------------------------------------------------------------------
@@ -645,35 +770,6 @@ std::string shortest_via_mpfr(const format_info& f, std::uint64_t bits, const de
     throw std::logic_error("exactref: internal error: no decimal reads back to the value");
 }
 
-/// The default floating-point environment (round to nearest, no FTZ/DAZ) for the lifetime of the guard, restored
-/// afterwards. std::to_chars is an integer algorithm (Ryu) but libstdc++ looks at the value with floating-point
-/// operations on the way: under DAZ a subnormal argument compares equal to zero and prints as "0". The library
-/// promises results independent of the caller's environment, so the call runs in the default one.
-class default_fp_environment {
-public:
-    default_fp_environment() {
-        std::fegetenv(&saved_);
-        std::fesetround(FE_TONEAREST);
-#if defined(__x86_64__) || defined(__SSE2__)
-        _mm_setcsr(_mm_getcsr() & ~(ftz_bit | daz_bit));
-#elif defined(__aarch64__)
-        std::uint64_t fpcr = 0;
-        asm volatile("mrs %0, fpcr" : "=r"(fpcr));
-        fpcr &= ~(std::uint64_t{1} << 24);  // FZ
-        asm volatile("msr fpcr, %0" : : "r"(fpcr));
-#endif
-    }
-    ~default_fp_environment() { std::fesetenv(&saved_); }
-    default_fp_environment(const default_fp_environment&) = delete;
-    default_fp_environment& operator=(const default_fp_environment&) = delete;
-
-private:
-#if defined(__x86_64__) || defined(__SSE2__)
-    static constexpr unsigned ftz_bit = 0x8000, daz_bit = 0x0040;  // MXCSR bits 15 and 6
-#endif
-    std::fenv_t saved_;
-};
-
 }  // namespace
 
 std::string to_shortest_string(const format_info& f, std::uint64_t bits) {
@@ -683,7 +779,10 @@ std::string to_shortest_string(const format_info& f, std::uint64_t bits) {
     if (d.significand == 0) return d.negative ? "-0" : "0";
     std::array<char, 64> buf{};
     std::to_chars_result r{};
-    const default_fp_environment environment;
+    // std::to_chars is an integer algorithm (Ryu), but libstdc++ looks at the value with floating-point operations on
+    // the way: under DAZ a subnormal argument compares equal to zero and prints as "0". So the call runs in the
+    // default environment, whatever the caller's (detail/fp_environment.h).
+    const detail::default_fp_environment environment;
     switch (f.id) {
         case dtype::float64:
             r = std::to_chars(buf.data(), buf.data() + buf.size(), std::bit_cast<double>(bits));

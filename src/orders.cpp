@@ -1,9 +1,12 @@
 // The comparison orders of orders.h: left fold, Neumaier's compensated sum, numpy's pairwise sum. Each addition is
-// one rounded operation of the accumulation format (detail/tree_arith.h); compiled with -ffp-contract=off.
+// one rounded operation of the accumulation format (detail/tree_arith.h); compiled with -ffp-contract=off. Each entry
+// point runs in the default floating-point environment (detail/fp_environment.h): round to nearest even and no
+// FTZ/DAZ whatever the caller set, so the bits are the promised ones (single thread: one guard per call).
 #include "exactref/orders.h"
 
 #include <cstddef>
 
+#include "exactref/detail/fp_environment.h"
 #include "exactref/detail/tree_arith.h"
 
 #if defined(__FAST_MATH__)
@@ -69,32 +72,43 @@ Acc pairwise_run(const T* a, std::size_t n) noexcept {
 template <class T, class Acc>
 Acc fold_sum(std::span<const T> xs) noexcept {
     if (xs.empty()) return positive_zero<Acc>();
-    Acc s = widen<Acc>(xs[0]);
-    for (std::size_t i = 1; i < xs.size(); ++i) s = add(s, widen<Acc>(xs[i]));
-    return s;
+    return in_default_fp_environment([&] {
+        Acc s = widen<Acc>(xs[0]);
+        for (std::size_t i = 1; i < xs.size(); ++i) s = add(s, widen<Acc>(xs[i]));
+        return s;
+    });
 }
 
 template <class T, class Acc>
 Acc kahan_sum(std::span<const T> xs) noexcept {
     if (xs.empty()) return positive_zero<Acc>();
-    Acc s = widen<Acc>(xs[0]);
-    Acc c = negative_zero<Acc>();  // so that a lone -0.0 stays -0.0, as in fold_sum
-    for (std::size_t i = 1; i < xs.size(); ++i) {
-        const Acc x = widen<Acc>(xs[i]);
-        const Acc t = add(s, x);
-        // Fast2Sum on the larger magnitude recovers the rounding error of s + x exactly (Neumaier 1974).
-        const Acc error = magnitude_at_least(s, x) ? add(subtract(s, t), x) : add(subtract(x, t), s);
-        c = add(c, error);
-        s = t;
-    }
-    if (!is_finite_value(s)) return s;  // Inf or NaN: the compensation (Inf - Inf = NaN) carries no information
-    return add(s, c);
+    return in_default_fp_environment([&] {
+        Acc s = widen<Acc>(xs[0]);
+        Acc c = negative_zero<Acc>();  // so that a lone -0.0 stays -0.0, as in fold_sum
+        for (std::size_t i = 1; i < xs.size(); ++i) {
+            const Acc x = widen<Acc>(xs[i]);
+            const Acc t = add(s, x);
+            // Fast2Sum on the larger magnitude recovers the rounding error of s + x exactly (Neumaier 1974).
+            const Acc error = magnitude_at_least(s, x) ? add(subtract(s, t), x) : add(subtract(x, t), s);
+            c = add(c, error);
+            s = t;
+        }
+        if (!is_finite_value(s)) return s;  // Inf or NaN: the compensation (Inf - Inf = NaN) carries no information
+        // A zero compensation changes nothing but the sign of a -0.0 sum (-0.0 + +0.0 = +0.0): all -0.0 terms leave
+        // s = -0.0 and c = +0.0 (the first error term (-0 - -0) + -0 is +0), and the sum is -0.0, as fold_sum says.
+        if ((raw_bits(c) & ~sign_mask_v<Acc>) == 0) return s;
+        return add(s, c);
+    });
 }
 
 template <class T, class Acc>
 Acc pairwise_sum(std::span<const T> xs) noexcept {
     if (xs.empty()) return positive_zero<Acc>();
-    return pairwise_run<T, Acc>(xs.data(), xs.size());
+    // np.add.reduce fills its output with the ufunc's identity, +0.0 (get_initial_from_ufunc, legacy_array_method.c),
+    // and its reduce loop adds the run's pairwise sum to it: *out += pairwise_sum(...) (loops_arithm_fp.dispatch.c.src;
+    // HALF_add likewise in float). +0.0 + r is r for every r but -0.0, so only an all -0.0 input changes: to +0.0.
+    return in_default_fp_environment(
+        [&] { return add(positive_zero<Acc>(), pairwise_run<T, Acc>(xs.data(), xs.size())); });
 }
 
 #define EXACTREF_ORDERS_INSTANTIATE(T, ACC)                      \

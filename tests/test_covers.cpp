@@ -5,6 +5,9 @@
 
 #include <cfenv>
 #include <cmath>
+#include <functional>
+#include <span>
+#include <string>
 #include <gmpxx.h>
 #include <limits>
 #include <random>
@@ -396,6 +399,93 @@ TEST(Matcher, Float16AndBfloat16Results) {
     EXPECT_THAT(bfloat16(1.75f), Covers(ref, mixed(dtype::float32, dtype::bfloat16)));
     EXPECT_THAT(bfloat16(2.0f), ::testing::Not(Covers(ref, mixed(dtype::float32, dtype::bfloat16))));
     EXPECT_THROW(covers(float16(1.75f), ref, mixed(dtype::float32, dtype::bfloat16)), std::invalid_argument);
+}
+
+TEST(Matcher, Float16AndBfloat16PrintAsShortestDecimalAndHex) {
+    EXPECT_EQ(::testing::PrintToString(float16(1.75f)), "1.75 (float16 0x1.cp+0)");
+    EXPECT_EQ(::testing::PrintToString(bfloat16(-0.0f)), "-0 (bfloat16 -0x0p+0)");
+    EXPECT_EQ(::testing::PrintToString(float16::from_bits(0x0001)), "6e-08 (float16 0x1p-24)");
+    EXPECT_EQ(::testing::PrintToString(std::vector<bfloat16>{bfloat16(3.0f)}), "{ 3 (bfloat16 0x1.8p+1) }");
+    const std::vector<float16> xs{float16(1.0f), float16(0.5f), float16(0.25f)};
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(float16(2.0f), Covers(sum(xs), exact())), "Actual: 2 (float16 0x1p+1)");
+}
+
+// An error inside covers() (sizes that differ, a standard that does not apply) is a non-match explained by the error,
+// plus one failure of its own, so that ::testing::Not() cannot turn the error into a pass.
+TEST(Matcher, AnErrorWhileJudgingFailsInBothPolaritiesWithItsMessage) {
+    const std::vector<double> xs{1.0, 2.0};
+    const reference ref = sum(xs);
+    const standard inapplicable = mixed(dtype::float32, dtype::float16);  // the result must be float16
+    std::string message;
+    try {
+        (void)covers(3.0, ref, inapplicable);
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        message = e.what();
+    }
+    const auto failures_of = [](const std::function<void()>& statement) {
+        ::testing::TestPartResultArray results;
+        {
+            const ::testing::ScopedFakeTestPartResultReporter reporter(
+                ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+            statement();
+        }
+        std::vector<std::string> out;
+        for (int i = 0; i < results.size(); ++i) {
+            EXPECT_TRUE(results.GetTestPartResult(i).nonfatally_failed());
+            out.emplace_back(results.GetTestPartResult(i).message());
+        }
+        return out;
+    };
+    // Covers: the test goes on after the failure (it used to end with "C++ exception thrown").
+    std::vector<std::string> got = failures_of([&] { EXPECT_THAT(3.0, Covers(ref, inapplicable)); });
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_THAT(got[0], ::testing::HasSubstr("exactref::Covers could not judge the result: " + message));
+    EXPECT_THAT(got[1], ::testing::HasSubstr("Actual: 3 (of type double), could not be judged: " + message));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(3.0, ::testing::Not(Covers(ref, inapplicable))),
+                            "exactref::Covers could not judge the result: " + message);
+    EXPECT_NONFATAL_FAILURE(EXPECT_FALSE(::testing::Matches(Covers(ref, inapplicable))(3.0)),
+                            "exactref::Covers could not judge the result: " + message);  // outside EXPECT_THAT too
+    // CoversAll with a reference_array of another size.
+    const std::vector<double> m{1, 2, 3, 4};
+    const reference_array rows = sum_rows(std::span<const double>(m), 2, 2);
+    const std::vector<double> three{3.0, 7.0, 1.0};
+    std::string size_message;
+    try {
+        (void)covers(std::span<const double>(three), rows, exact());
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        size_message = e.what();
+    }
+    got = failures_of([&] { EXPECT_THAT(three, CoversAll(rows, exact())); });
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_THAT(got[0], ::testing::HasSubstr("exactref::CoversAll could not judge the result: " + size_message));
+    EXPECT_THAT(got[1], ::testing::HasSubstr("could not be judged: " + size_message));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(three, ::testing::Not(CoversAll(rows, exact()))),
+                            "exactref::CoversAll could not judge the result: " + size_message);
+    // A wrong value is still a plain non-match: one failure, no error.
+    const std::vector<double> wrong{3.0, 8.0};
+    got = failures_of([&] { EXPECT_THAT(wrong, CoversAll(rows, exact())); });
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_THAT(got[0], ::testing::HasSubstr("1 of 2 results not covered; first violations at 1"));
+}
+
+TEST(Matcher, CoversAllDescribesTheExactValues) {
+    const std::vector<float> xs{1.0f, 2.0f, 3.0f};
+    const std::vector<float> runs{6.0f, 6.0f, 7.0f};
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(runs, CoversAll(sum(xs), any_order())),
+                            "Expected: every element is covered by any_order for the exact value 6\n");
+    EXPECT_EQ(::testing::DescribeMatcher<std::vector<float>>(CoversAll(sum(xs), exact()), true),
+              "some element is not covered by exact for the exact value 6");
+    const std::vector<double> m{1, 2, 3, 4, 0.1, 0.2, 5, 6, 7, 8};
+    const reference_array rows = sum_rows(std::span<const double>(m), 5, 2);
+    const std::vector<double> results{3, 7, 0.3, 11, 16};
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(results, CoversAll(rows, exact())),
+                            "Expected: every element is covered by exact for their exact values [3, 7, "
+                            "0.3000000000000000166533453693773481063544750213623046875, 11, ... 5 values] (5 x 1)");
+    const reference_array two = sum_rows(std::span<const double>(m.data(), 4), 2, 2);
+    EXPECT_EQ(::testing::DescribeMatcher<std::vector<double>>(CoversAll(two, exact())),
+              "every element is covered by exact for their exact values [3, 7] (2 x 1)");
 }
 
 }  // namespace

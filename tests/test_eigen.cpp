@@ -1,6 +1,9 @@
 // The Eigen face (eigen.h): matmul of dense matrices, maps, blocks, transposes and expressions of every supported
 // scalar equals the gemm.h reference of the same values; Eigen's own float and double GEMM results are covered by
-// any_order; a result with a dropped or doubled product is rejected, and the verdict names the element.
+// any_order; a result with a dropped or doubled product is rejected, and the verdict names the element. The
+// GoogleTest matchers (gtest.h) on Eigen values: Eigen::half / Eigen::bfloat16 scalars judged as float16 / bfloat16
+// bit for bit, and CoversAll of Eigen matrices, vectors and expressions, with planted wrong elements.
+#include <gtest/gtest-spi.h>  // EXPECT_NONFATAL_FAILURE
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
@@ -12,6 +15,7 @@
 
 #include "exactref/dot.h"
 #include "exactref/eigen.h"
+#include "exactref/gtest.h"
 #include "exactref/multiprecision.h"
 #include "test_dot_checks.h"
 #include "test_eigen_checks.h"
@@ -82,6 +86,23 @@ TEST(Eigen, StorageOrdersMapsBlocksTransposesAndExpressions) {
         const reference_array got = matmul(counted * y, y);
         expect_same_array(got, reference_of<double>(xy, y));
         EXPECT_LT(reads, 48L * 48 * 48 / 8) << "the product expression was evaluated per element";
+        // The result side: covers() of a product expression evaluates it once too (read per element, it cost 48³
+        // reads here and O(n^5) work for a product of products), and judges the same values as the evaluated matrix.
+        const reference_array refs = matmul(x, y);
+        const product_reference compact = exact_matmul(x, y);
+        const matrix_verdict want = covers(xy, refs, eigen_gemm_standard());
+        ASSERT_TRUE(want.covered) << want.message();
+        for (int compact_form = 0; compact_form < 2; ++compact_form) {
+            SCOPED_TRACE(compact_form ? "against a product_reference" : "against a reference_array");
+            reads = 0;
+            const matrix_verdict v = compact_form ? covers(counted * y, compact, eigen_gemm_standard())
+                                                  : covers(counted * y, refs, eigen_gemm_standard());
+            EXPECT_LT(reads, 48L * 48 * 48 / 8) << "the result expression was evaluated per element";
+            EXPECT_TRUE(v.covered) << v.message();
+            EXPECT_EQ(v.size, want.size);
+            EXPECT_EQ(v.worst_index, want.worst_index);
+            EXPECT_EQ(v.worst.message(), want.worst.message());
+        }
     }
     // C0 + A·B
     const Eigen::MatrixXf c0 = gaussian<Eigen::MatrixXf>(9, 7, rng);
@@ -165,6 +186,42 @@ TEST(Eigen, DroppedOrDoubledProductIsRejectedAtItsPosition) {
     }
 }
 
+// The result read in every storage covers() accepts (column- and row-major, a block of a bigger matrix, a strided
+// Map, a transpose, an expression): one planted wrong element is found at its (row, column) in each.
+TEST(Eigen, ResultsInAnyStorageAreReadAsTheirValues) {
+    std::mt19937_64 rng(25);
+    using RowF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const Eigen::MatrixXf a = gaussian<Eigen::MatrixXf>(6, 40, rng), b = gaussian<Eigen::MatrixXf>(40, 5, rng);
+    const product_reference p = exact_matmul(a, b);
+    const reference_array refs = p.to_array();
+    Eigen::MatrixXf c = a * b;
+    c(4, 2) = -c(4, 2);  // planted (the exact value is not near 0: checked below)
+    ASSERT_GT(abs(mpq_class(c(4, 2)) - to_mpq(refs(4, 2).sum)), mpq_class(1, 1 << 10));
+    const RowF row_major = c;
+    Eigen::MatrixXf big = Eigen::MatrixXf::Zero(10, 9);
+    big.block(2, 3, 6, 5) = c;
+    std::vector<float> strided(6 * 5 * 6);
+    Eigen::Map<Eigen::MatrixXf, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>> map(
+        strided.data(), 6, 5, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(13, 2));
+    map = c;
+    const RowF transposed = c.transpose();
+    const auto check = [&](const auto& result, const char* what) {
+        SCOPED_TRACE(what);
+        for (const matrix_verdict& v : {covers(result, refs, any_order()), covers(result, p, any_order())}) {
+            EXPECT_EQ(v.violations, 1u);
+            EXPECT_EQ(v.worst_row, 4u);
+            EXPECT_EQ(v.worst_col, 2u);
+            EXPECT_EQ(v.size, 30u);
+        }
+    };
+    check(c, "column-major");
+    check(row_major, "row-major");
+    check(big.block(2, 3, 6, 5), "block");
+    check(map, "map with inner and outer stride");
+    check(transposed.transpose(), "transpose of a row-major matrix");
+    check(c * 1.0f, "expression");
+}
+
 TEST(Eigen, AnEmptyProductHasNothingToJudge) {
     const Eigen::MatrixXf a(0, 3), b(3, 0);
     const Eigen::MatrixXf c = a * b;
@@ -192,6 +249,81 @@ TEST(Eigen, ShapeMismatchIsAClearError) {
         EXPECT_EQ(std::string(e.what()), "exactref::covers: the result is 2 x 3 but the reference is 3 x 2: pass the "
                                          "result of the same product");
     }
+}
+
+TEST(EigenMatchers, HalfAndBfloat16ScalarsAreJudgedAsFloat16AndBfloat16BitForBit) {
+    const std::vector<float16> xs{float16(1.0f), float16(0.5f), float16(0.25f), float16::from_bits(0x0001)};
+    const reference ref = sum(xs);  // 1.75 + 2^-24: not representable in float16 (RN 1.75) nor in bfloat16
+    EXPECT_THAT(Eigen::half(1.75f), Covers(ref, faithful()));
+    EXPECT_THAT(Eigen::half(2.0f), ::testing::Not(Covers(ref, faithful())));
+    EXPECT_THAT(Eigen::bfloat16(1.75f), Covers(ref, mixed(dtype::float32, dtype::bfloat16)));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(Eigen::half(2.0f), Covers(ref, exact())), "NOT COVERED by exact (float16)");
+    // Eigen::bfloat16 is bfloat16, not float16: a standard rounding into float16 does not apply to it.
+    EXPECT_NONFATAL_FAILURE(
+        EXPECT_THAT(Eigen::bfloat16(1.75f), ::testing::Not(Covers(ref, mixed(dtype::float32, dtype::float16)))),
+        "exactref::Covers could not judge the result: standard 'mixed:float32:float16' describes results in float16");
+    // Every bit pattern: the Eigen scalar is judged exactly as the library scalar with the same bits.
+    const std::vector<bfloat16> ys{bfloat16(1.0f), bfloat16(0.5f), bfloat16(0.25f), bfloat16::from_bits(0x0001)};
+    const reference ref_b = sum(ys);  // 1.75 + 2^-133
+    const ::testing::Matcher<Eigen::half> half_matcher = Covers(ref, faithful());
+    const ::testing::Matcher<Eigen::bfloat16> bfloat16_matcher = Covers(ref_b, faithful());
+    int covered = 0;
+    for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+        const auto bits = static_cast<std::uint16_t>(b);
+        const bool want_half = covers(float16::from_bits(bits), ref, faithful()).covered;
+        const bool want_bfloat16 = covers(bfloat16::from_bits(bits), ref_b, faithful()).covered;
+        ASSERT_EQ(half_matcher.Matches(std::bit_cast<Eigen::half>(bits)), want_half) << "bits " << b;
+        ASSERT_EQ(bfloat16_matcher.Matches(std::bit_cast<Eigen::bfloat16>(bits)), want_bfloat16) << "bits " << b;
+        covered += want_half + want_bfloat16;
+    }
+    EXPECT_EQ(covered, 2 + 2) << "faithful: RD and RU of the exact value, in each format";
+}
+
+TEST(EigenMatchers, CoversAllTakesEigenMatricesVectorsAndExpressions) {
+    std::mt19937_64 rng(26);
+    const Eigen::Index m = 12, k = 300, n = 10;
+    const Eigen::MatrixXf a = gaussian<Eigen::MatrixXf>(m, k, rng), b = gaussian<Eigen::MatrixXf>(k, n, rng);
+    const reference_array refs = matmul(a, b);
+    const Eigen::MatrixXf c = a * b;
+    using RowF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    EXPECT_THAT(c, CoversAll(refs, eigen_gemm_standard()));
+    EXPECT_THAT(RowF(c), CoversAll(refs, eigen_gemm_standard()));
+    EXPECT_THAT(c, CoversAll(exact_matmul(a, b), eigen_gemm_standard()));
+    EXPECT_THAT(a * b, CoversAll(refs, eigen_gemm_standard()));  // an expression, evaluated once
+    // Planted: element (7, 3) without its largest product (as DroppedOrDoubledProductIsRejectedAtItsPosition, which
+    // checks that the error exceeds n·u·T in exact arithmetic).
+    Eigen::MatrixXf bad = c;
+    Eigen::Index l_max = 0;
+    for (Eigen::Index l = 0; l < k; ++l)
+        if (std::abs(a(7, l) * b(l, 3)) > std::abs(a(7, l_max) * b(l_max, 3))) l_max = l;
+    bad(7, 3) -= a(7, l_max) * b(l_max, 3);
+    EXPECT_THAT(bad, ::testing::Not(CoversAll(refs, any_order())));
+    const std::string planted = "1 of 120 results not covered by any_order; first violations at (7, 3)";
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(bad, CoversAll(refs, any_order())), planted);
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(bad, CoversAll(exact_matmul(a, b), any_order())), planted);
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(bad, CoversAll(refs, any_order())),
+                            "Expected: every element is covered by any_order for their exact values [" +
+                                refs(0, 0).exact() + ", " + refs(0, 1).exact());
+    // Runs of one sum as an Eigen vector, against one reference.
+    const std::vector<float> xs{1.0f, 2.0f, 3.0f};
+    Eigen::VectorXf runs(3);
+    runs << 6.0f, 6.0f, 6.0f;
+    EXPECT_THAT(runs, CoversAll(sum(xs), any_order()));
+    runs(2) = 7.0f;
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(runs, CoversAll(sum(xs), any_order())),
+                            "1 of 3 results not covered by any_order; first violations at (2, 0)");
+    // A result of another shape: a failure that says so, in both polarities.
+    const std::string shape = "exactref::covers: the result is 10 x 12 but the reference is 12 x 10";
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(c.transpose(), ::testing::Not(CoversAll(refs, any_order()))),
+                            "exactref::CoversAll could not judge the result: " + shape);
+    ::testing::TestPartResultArray failures;
+    {
+        const ::testing::ScopedFakeTestPartResultReporter reporter(
+            ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+        EXPECT_THAT(c.transpose(), CoversAll(refs, any_order()));
+    }
+    ASSERT_EQ(failures.size(), 2);
+    EXPECT_THAT(failures.GetTestPartResult(1).message(), ::testing::HasSubstr("could not be judged: " + shape));
 }
 
 }  // namespace

@@ -2,22 +2,38 @@
 // mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment (and
 // checked there against the MPFR and Boost oracles); then each of the four rounding modes, with FTZ/DAZ off and on,
 // is set by the test and every result must come out bit for bit the same.
+//
+// The trees and comparison orders (tree.h, orders.h) do use native float arithmetic, and promise round-to-nearest-even
+// bits on every thread count (DESIGN §4): they run in the default environment whatever the caller's
+// (detail/fp_environment.h). The environment is per thread, so the tests below set it on every thread of the OpenMP
+// pool, run the parallel path, and check each thread's environment afterwards.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <bit>
 #include <cfenv>
 #include <cmath>
+#include <limits>
+#include <ostream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <xmmintrin.h>  // _mm_getcsr: every thread's MXCSR control bits, before and after a call
+#endif
 
 #include "exactref/accumulator.h"
 #include "exactref/covers.h"
 #include "exactref/format.h"
+#include "exactref/orders.h"
 #include "exactref/reference.h"
 #include "exactref/standard.h"
+#include "exactref/tree.h"
 #include "oracle.h"
+#include "test_tree_oracle.h"
 
 namespace {
 
@@ -49,7 +65,7 @@ std::string first_difference(const results& a, const results& b) {
         }
     for (std::size_t i = 0; i < std::min(a.text.size(), b.text.size()); ++i)
         if (a.text[i] != b.text[i]) return "text " + std::to_string(i) + ": " + a.text[i] + " vs " + b.text[i];
-    static const char* const models[] = {"any_order", "tree(3)", "exact", "faithful"};
+    static const char* const models[] = {"any_order", "tree(h)", "exact", "faithful"};
     static const char* const fields[] = {"covered", "verdict.bound", "verdict.error", "bound()"};
     for (std::size_t i = 0; i < std::min(a.verdicts.size(), b.verdicts.size()); ++i)
         if (a.verdicts[i] != b.verdicts[i])
@@ -91,7 +107,9 @@ results compute(const std::vector<std::uint64_t>& bits) {
     // The reference and covers(): the verdict and the bound (doubles for display, rounded upward by the library).
     const reference ref = sum(span);
     const std::uint64_t nearest = format_traits<T>::to_bits(ref.template nearest<T>());
-    for (const standard& model : {any_order(), tree(3), exact(), faithful()}) {
+    // tree(h) for the halving(256) tree's height (at least 3): a tree of height h holds at most 2^h terms.
+    const std::uint64_t height = std::max<std::uint64_t>(3, tree_height(halving(), xs.size()));
+    for (const standard& model : {any_order(), tree(height), exact(), faithful()}) {
         const verdict v = covers_bits(format_traits<T>::info, nearest, ref, model);
         r.verdicts.push_back(v.covered);
         r.verdicts.push_back(std::bit_cast<std::uint64_t>(v.bound));
@@ -249,6 +267,281 @@ TEST(FpEnvironment, HostArithmeticDoesChange) {
         if (e.ftz_daz) EXPECT_NE(std::bit_cast<std::uint32_t>(r), std::bit_cast<std::uint32_t>(default_result));
     }
     EXPECT_EQ(std::bit_cast<std::uint32_t>(static_cast<float>(a * b)), std::bit_cast<std::uint32_t>(default_result));
+}
+
+// ---- the trees and comparison orders: native arithmetic, run in the default environment ----------------------------
+
+// What one thread's environment looks like: its rounding mode, its MXCSR control bits (rounding, masks, FTZ, DAZ),
+// and what its arithmetic does with a tie-free inexact sum and a subnormal operand.
+struct thread_probe {
+    int round = 0;
+    unsigned control = 0;
+    std::uint64_t up = 0, down = 0;  // 1 + 2^-60, -1 - 2^-60
+    std::uint32_t subnormal = 0;     // 2^-140 * 1
+    friend bool operator==(const thread_probe&, const thread_probe&) = default;
+    friend std::ostream& operator<<(std::ostream& out, const thread_probe& p) {
+        return out << "{fegetround " << p.round << ", MXCSR control 0x" << std::hex << p.control << ", 1 + 2^-60 = 0x"
+                   << p.up << ", -1 - 2^-60 = 0x" << p.down << ", 2^-140 * 1 = 0x" << p.subnormal << std::dec << "}";
+    }
+};
+
+thread_probe probe_this_thread() {
+    thread_probe p;
+    p.round = std::fegetround();
+#if defined(__x86_64__) || defined(__SSE2__)
+    p.control = _mm_getcsr() & 0xFFC0u;  // bits 0-5 are status flags
+#endif
+    volatile double one = 1.0, tiny = 0x1p-60;
+    p.up = std::bit_cast<std::uint64_t>(static_cast<double>(one + tiny));
+    p.down = std::bit_cast<std::uint64_t>(static_cast<double>(-one - tiny));
+    volatile float sub = 0x1p-140f, unit = 1.0f;
+    p.subnormal = std::bit_cast<std::uint32_t>(static_cast<float>(sub * unit));
+    return p;
+}
+
+// Every thread of a team of `threads` (the calling thread is thread 0), probed in one parallel region; empty when
+// OpenMP gave the region fewer threads.
+std::vector<thread_probe> probe_team(int threads) {
+    std::vector<thread_probe> out(static_cast<std::size_t>(threads));
+    bool full = true;
+#pragma omp parallel num_threads(threads)
+    {
+        if (omp_get_num_threads() != threads) full = false;
+        out[static_cast<std::size_t>(omp_get_thread_num())] = probe_this_thread();
+    }
+    return full ? out : std::vector<thread_probe>{};
+}
+
+// Sets environment e on every thread of the OpenMP pool for a team of `threads` (and the OpenMP team size), and the
+// default back on every one of them at the end. OpenMP's pool threads keep their environment from one parallel region
+// to the next, so the library's own parallel regions then run on threads in environment e, as they would for a
+// caller whose threads have it.
+class team_environment {
+public:
+    team_environment(const environment& e, int threads) : threads_(threads), saved_threads_(omp_get_max_threads()) {
+        omp_set_num_threads(threads);
+        set(e);
+    }
+    ~team_environment() {
+        set({rounding::to_nearest_even, false});
+        omp_set_num_threads(saved_threads_);
+    }
+    team_environment(const team_environment&) = delete;
+    team_environment& operator=(const team_environment&) = delete;
+
+private:
+    void set(const environment& e) const {
+#pragma omp parallel num_threads(threads_)
+        {
+            orc::set_rounding_mode(e.mode);
+            orc::set_ftz_daz(e.ftz_daz);
+        }
+    }
+    int threads_;
+    int saved_threads_;
+};
+
+// Large enough for the parallel path of tree_engine.h (span_tree::evaluate splits the tree across threads only above
+// 2^tile_level = 64 leaves): 101 halving(256) leaves, 1605 fold(16) leaves, the last of each partial.
+constexpr std::size_t parallel_n = 25677;
+
+// One data set: its name and the raw bits of its elements.
+struct data_set {
+    std::string name;
+    std::vector<std::uint64_t> bits;
+};
+
+// Near 1 with random signs: 1 + k·2^-(p-1), k < 2^(p-7), or just below 1, so that long products neither overflow
+// nor underflow and every product and sum rounds (raw bits: no host arithmetic).
+std::vector<std::uint64_t> near_one_terms(const format_info& f, std::size_t n, std::mt19937_64& rng) {
+    const std::uint64_t one = static_cast<std::uint64_t>(f.emax) << (f.precision - 1);
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    const std::uint64_t span = std::uint64_t{1} << (f.precision - 7);
+    std::vector<std::uint64_t> out(n);
+    for (auto& b : out) {
+        const std::uint64_t k = rng() % span;
+        b = (rng() & 1) ? one + k : one - 1 - k;
+        if (rng() % 4 == 0) b |= sign;
+    }
+    return out;
+}
+
+std::vector<data_set> tree_data(const format_info& f, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<data_set> out;
+    out.push_back({"subnormal", orc::random_terms(f, parallel_n, orc::term_mix::subnormal, rng)});
+    out.push_back({"ties", orc::random_terms(f, parallel_n, orc::term_mix::ties, rng)});
+    out.push_back({"near one", near_one_terms(f, parallel_n, rng)});
+    out.push_back({"short subnormal", orc::random_terms(f, 37, orc::term_mix::subnormal, rng)});
+    return out;
+}
+
+// Everything the trees and orders compute from one data set (raw bits), with the name of each result.
+struct order_results {
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> bits;
+    friend bool operator==(const order_results& a, const order_results& b) { return a.bits == b.bits; }
+};
+
+template <class T, class Acc>
+order_results trees_and_orders(const std::vector<std::uint64_t>& raw) {
+    const std::vector<T> xs = orc::from_bits<T>(raw);
+    const std::span<const T> span(xs);
+    order_results r;
+    const auto put = [&](std::string name, Acc v) {
+        r.names.push_back(std::move(name));
+        r.bits.push_back(static_cast<std::uint64_t>(format_traits<Acc>::to_bits(v)));
+    };
+    for (const tree_shape& shape : {halving(), fold()}) {
+        for (reduce_op op : {reduce_op::sum, reduce_op::product, reduce_op::min, reduce_op::max})
+            put("tree_reduce " + std::string(to_string(op)) + " " + shape.name(), tree_reduce<Acc>(span, op, shape));
+        // reduce_chunked over chunks of 1024 = 256·4 = 16·64 elements: the calling thread's guard in reduce_chunked
+        std::vector<std::span<const T>> chunks;
+        for (std::size_t begin = 0; begin < xs.size(); begin += 1024)
+            chunks.push_back(span.subspan(begin, std::min<std::size_t>(1024, xs.size() - begin)));
+        put("reduce_chunked sum " + shape.name(),
+            reduce_chunked<Acc>(std::span<const std::span<const T>>(chunks), reduce_op::sum, shape));
+    }
+    put("fold_sum", fold_sum<Acc>(span));
+    put("kahan_sum", kahan_sum<Acc>(span));
+    put("pairwise_sum", pairwise_sum<Acc>(span));
+    return r;
+}
+
+// The default environment's results are the promised ones: the trees agree with the literal shapes on the oracle's
+// integer arithmetic (test_tree_oracle.h), and the left fold with a fold of oracle::add_rounded.
+template <class T, class Acc>
+void expect_default_results_match_the_oracle(const std::vector<std::uint64_t>& raw, const order_results& got) {
+    const format_info& acc = format_traits<Acc>::info;
+    const std::vector<T> xs = orc::from_bits<T>(raw);
+    std::size_t i = 0;
+    for (const tree_shape& shape : {halving(), fold()}) {
+        for (reduce_op op : {reduce_op::sum, reduce_op::product, reduce_op::min, reduce_op::max}) {
+            const std::uint64_t want = test::spec_float_tree<T, Acc>(std::span<const T>(xs), op, shape);
+            EXPECT_TRUE(test::same_bits(acc, got.bits[i], want))
+                << got.names[i] << ": " << orc::describe(got.bits[i], acc) << ", oracle " << orc::describe(want, acc);
+            ++i;
+        }
+        const std::uint64_t want_sum = test::spec_float_tree<T, Acc>(std::span<const T>(xs), reduce_op::sum, shape);
+        EXPECT_EQ(got.bits[i], want_sum) << got.names[i];
+        ++i;
+    }
+    const test::float_spec_op widen(acc, reduce_op::sum, test::oracle_engine::integer);
+    std::uint64_t fold = widen.widen(raw[0], format_traits<T>::info);
+    for (std::size_t k = 1; k < raw.size(); ++k) fold = orc::add_rounded(fold, widen.widen(raw[k], format_traits<T>::info), acc);
+    EXPECT_EQ(got.bits[i], fold) << "fold_sum: " << orc::describe(got.bits[i], acc) << ", oracle "
+                                 << orc::describe(fold, acc);
+}
+
+template <class T, class Acc>
+void trees_and_orders_in_every_environment(std::uint64_t seed) {
+    const format_info& f = format_traits<T>::info;
+    const std::string what = std::string(f.name) + (std::is_same_v<T, Acc> ? "" : " in float32");
+    const std::vector<data_set> data = tree_data(f, seed);
+    ASSERT_GT(leaf_count(halving(), parallel_n), 64u) << "the data must reach the parallel path (tree_engine.h)";
+    ASSERT_EQ(orc::current_rounding_mode(), rounding::to_nearest_even);
+    ASSERT_FALSE(orc::ftz_daz_enabled());
+    std::vector<order_results> expected;
+    for (const data_set& d : data) {
+        expected.push_back(trees_and_orders<T, Acc>(d.bits));
+        SCOPED_TRACE(what + " " + d.name + " (seed " + std::to_string(seed) + "), default environment");
+        expect_default_results_match_the_oracle<T, Acc>(d.bits, expected.back());
+    }
+    for (const environment& e : environments()) {
+        for (int threads : {1, 2}) {
+            const std::string where = what + " under " + name(e) + ", " + std::to_string(threads) + " thread(s)";
+            std::vector<order_results> got;
+            std::vector<thread_probe> before, after;
+            {
+                team_environment team(e, threads);
+                {
+                    orc::fp_environment_guard guard(e.mode, e.ftz_daz);  // the calling thread, as the caller set it
+                    expect_environment_is_active(e);
+                    const thread_probe caller_before = probe_this_thread();
+                    before = probe_team(threads);
+                    for (const data_set& d : data) got.push_back(trees_and_orders<T, Acc>(d.bits));
+                    EXPECT_EQ(probe_this_thread(), caller_before) << where << ": the caller's environment changed";
+                    after = probe_team(threads);
+                }
+            }
+            ASSERT_EQ(before.size(), static_cast<std::size_t>(threads)) << where << ": OpenMP gave fewer threads";
+            for (std::size_t t = 0; t < before.size(); ++t) {
+                // Every thread really had e (else the comparison below would pass vacuously) ...
+                EXPECT_EQ(before[t], before[0]) << where << ": thread " << t << " is not in the environment set";
+                // ... and has it again after the library's parallel regions: each thread restored its own.
+                EXPECT_EQ(after[t], before[t]) << where << ": thread " << t << "'s environment changed";
+            }
+            for (std::size_t i = 0; i < data.size(); ++i) {
+                ASSERT_EQ(got[i].bits.size(), expected[i].bits.size());
+                for (std::size_t k = 0; k < got[i].bits.size(); ++k)
+                    EXPECT_EQ(got[i].bits[k], expected[i].bits[k])
+                        << where << ", " << data[i].name << " data (seed " << seed << "): " << expected[i].names[k]
+                        << " gives " << orc::describe(got[i].bits[k], format_traits<Acc>::info) << ", default "
+                        << orc::describe(expected[i].bits[k], format_traits<Acc>::info);
+            }
+        }
+    }
+    EXPECT_EQ(orc::current_rounding_mode(), rounding::to_nearest_even);
+    EXPECT_FALSE(orc::ftz_daz_enabled());
+}
+
+TEST(FpEnvironmentTrees, Float64) { trees_and_orders_in_every_environment<double, double>(6001); }
+TEST(FpEnvironmentTrees, Float32) { trees_and_orders_in_every_environment<float, float>(6002); }
+TEST(FpEnvironmentTrees, Float16) { trees_and_orders_in_every_environment<float16, float16>(6003); }
+TEST(FpEnvironmentTrees, Bfloat16) { trees_and_orders_in_every_environment<bfloat16, bfloat16>(6004); }
+TEST(FpEnvironmentTrees, Float16InFloat32) { trees_and_orders_in_every_environment<float16, float>(6005); }
+TEST(FpEnvironmentTrees, Bfloat16InFloat32) { trees_and_orders_in_every_environment<bfloat16, float>(6006); }
+
+// The data above does depend on the environment when nothing guards it: a plain left fold and product in the test's
+// own code (no guard) differ from the default environment's under every non-default environment, for float64 and
+// float32 (else the tests above would prove nothing).
+template <class T>
+std::vector<std::uint64_t> unguarded_folds(const std::vector<data_set>& data) {
+    std::vector<std::uint64_t> out;
+    for (const data_set& d : data) {
+        const std::vector<T> xs = orc::from_bits<T>(d.bits);
+        T s = xs[0], p = xs[0];
+        for (std::size_t i = 1; i < xs.size(); ++i) {
+            s = s + xs[i];
+            p = p * xs[i];
+        }
+        out.push_back(format_traits<T>::to_bits(s));
+        out.push_back(format_traits<T>::to_bits(p));
+    }
+    return out;
+}
+
+TEST(FpEnvironmentTrees, UnguardedArithmeticOnTheSameDataDoesChange) {
+    const auto data64 = tree_data(binary64_info, 6001);
+    const auto data32 = tree_data(binary32_info, 6002);
+    const auto want64 = unguarded_folds<double>(data64);
+    const auto want32 = unguarded_folds<float>(data32);
+    for (const environment& e : environments()) {
+        if (e.mode == rounding::to_nearest_even && !e.ftz_daz) continue;
+        orc::fp_environment_guard guard(e.mode, e.ftz_daz);
+        EXPECT_NE(unguarded_folds<double>(data64), want64) << name(e);
+        EXPECT_NE(unguarded_folds<float>(data32), want32) << name(e);
+    }
+}
+
+// The reviewer's two cases, with values derived by hand: 1 + 2^-60 is below half an ulp of 1 (2^-53), so it rounds to
+// 1 to nearest (FE_UPWARD alone would give 1 + 2^-52); 2^-1074 + 2^-1074 + 1e-310 is exact in the subnormal range,
+// the encoding of 1e-310 plus 2 (DAZ alone would read all three as 0).
+TEST(FpEnvironmentTrees, ReviewersCases) {
+    const std::vector<double> one_tiny{1.0, 0x1p-60};
+    const double min_sub = std::numeric_limits<double>::denorm_min();
+    const std::vector<double> subs{min_sub, min_sub, 1e-310};
+    const std::uint64_t subs_sum = std::bit_cast<std::uint64_t>(1e-310) + 2;
+    for (const environment& e : environments()) {
+        orc::fp_environment_guard guard(e.mode, e.ftz_daz);
+        SCOPED_TRACE(name(e));
+        for (double r : {fold_sum(one_tiny), kahan_sum(one_tiny), pairwise_sum(one_tiny), tree_sum(one_tiny),
+                         tree_sum(one_tiny, fold())})
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(r), std::bit_cast<std::uint64_t>(1.0));
+        for (double r : {fold_sum(subs), kahan_sum(subs), pairwise_sum(subs), tree_sum(subs), tree_sum(subs, fold())})
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(r), subs_sum);
+        expect_environment_is_active(e);  // and the caller's environment is back
+    }
 }
 
 }  // namespace

@@ -22,7 +22,13 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
+
+#include <fcntl.h>     // open, O_NONBLOCK: releasing a FIFO writer
+#include <sys/stat.h>  // mkfifo
+#include <unistd.h>    // pipe, write, close
 
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr: FTZ/DAZ
@@ -647,6 +653,281 @@ TEST(LoadArray, TextNpyStdinAndDtypeMismatch) {
         EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("missing.txt"), std::string::npos) << e.what();
     }
+}
+
+// ---- Streams that cannot seek, read errors, and the text and .npy forms numpy and editors write ------------------
+
+/// A stream buffer over bytes that hands them out one at a time and cannot seek, like a pipe (seekoff and seekpos
+/// keep std::streambuf's defaults, which fail). After `fail_after` bytes its underflow throws, as a stream buffer
+/// does on a read error (std::basic_filebuf throws std::ios_base::failure); the istream turns that into badbit.
+class pipe_like_buffer : public std::streambuf {
+public:
+    explicit pipe_like_buffer(std::string bytes, std::size_t fail_after = std::string::npos)
+        : bytes_(std::move(bytes)), fail_after_(fail_after) {}
+
+protected:
+    int_type underflow() override {
+        if (pos_ == fail_after_) throw std::ios_base::failure("simulated read error");
+        if (pos_ == bytes_.size()) return traits_type::eof();
+        char* p = bytes_.data() + pos_++;
+        setg(p, p, p + 1);
+        return traits_type::to_int_type(*p);
+    }
+
+private:
+    std::string bytes_;
+    std::size_t pos_ = 0;
+    std::size_t fail_after_;
+};
+
+/// load_array("-") with std::cin reading from `buffer`; returns the array or the error text.
+std::pair<data_array, std::string> load_stdin(std::streambuf& buffer, dtype type, bool type_given) {
+    std::streambuf* old = std::cin.rdbuf(&buffer);
+    std::cin.clear();
+    std::pair<data_array, std::string> out;
+    try {
+        out.first = exactref::load_array("-", type, type_given);
+    } catch (const std::invalid_argument& e) {
+        out.second = e.what();
+    }
+    std::cin.rdbuf(old);
+    std::cin.clear();
+    return out;
+}
+
+const std::string three_values_text = "0.1, -2.5e-3\n0x1p-1074\n";
+const std::vector<std::uint64_t> three_values_bits = {0x3fb999999999999a, 0xbf647ae147ae147b, 1};
+
+TEST(ReadText, NonSeekableStreamIsReadToItsEnd) {
+    EXPECT_EQ(oracle_parse(binary64_info, "0.1"), three_values_bits[0]);
+    EXPECT_EQ(oracle_parse(binary64_info, "-2.5e-3"), three_values_bits[1]);
+    pipe_like_buffer buffer(three_values_text);
+    std::istream in(&buffer);
+    EXPECT_EQ(bits_of<double>(exactref::read_text(in, dtype::float64, "pipe")), three_values_bits);
+}
+
+TEST(ReadText, FailedStreamIsAnErrorNotAnEmptyArray) {
+    // What load_array used to do to a pipe: read the first bytes, then seek back, which fails (failbit). Reading on
+    // gave no numbers and n = 0; it must be an error naming the source.
+    pipe_like_buffer buffer(three_values_text);
+    std::istream in(&buffer);
+    char head[6];
+    in.read(head, sizeof head);
+    in.seekg(0);
+    ASSERT_TRUE(in.fail());
+    try {
+        const data_array a = exactref::read_text(in, dtype::float64, "pipe.txt");
+        ADD_FAILURE() << "a failed stream read as " << a.size() << " values";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("pipe.txt: read error before the first line", 0), 0u) << e.what();
+    }
+}
+
+TEST(ReadText, ReadErrorInTheMiddleIsAnError) {
+    pipe_like_buffer buffer(three_values_text, 16);  // fails in the second line
+    std::istream in(&buffer);
+    try {
+        exactref::read_text(in, dtype::float64, "disk.txt");
+        ADD_FAILURE() << "a read error passed for the end of the data";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("disk.txt: read error after line 1", 0), 0u) << e.what();
+    }
+}
+
+TEST(ReadText, ByteOrderMarkAndOldMacLineEnds) {
+    {
+        std::istringstream in("\xEF\xBB\xBF" "0.1 # a BOM first, as some editors write\n-2.5e-3\n0x1p-1074");
+        EXPECT_EQ(bits_of<double>(exactref::read_text(in, dtype::float64, "bom.txt")), three_values_bits);
+    }
+    {  // a BOM anywhere else is not a blank
+        std::istringstream in("1\n\xEF\xBB\xBF" "2\n");
+        try {
+            exactref::read_text(in, dtype::float64, "bom2.txt");
+            ADD_FAILURE() << "a BOM inside the text was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("bom2.txt:2: not a number: '\\xEF\\xBB\\xBF2'", 0), 0u) << e.what();
+        }
+    }
+    {  // CR alone ends a line: comments stop there, and line numbers count it
+        std::istringstream in("0.1 # one\r-2.5e-3\r\r0x1p-1074 # three\r");
+        EXPECT_EQ(bits_of<double>(exactref::read_text(in, dtype::float64, "mac.txt")), three_values_bits);
+    }
+    for (const char* text : {"1\r2\rx\r", "1\r\n2\r\nx\r\n", "1\n2\nx\n", "1\r2\r\nx"}) {
+        std::istringstream in(text);
+        try {
+            exactref::read_text(in, dtype::float64, "lines.txt");
+            ADD_FAILURE() << "accepted x";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("lines.txt:3: not a number: 'x'", 0), 0u) << e.what();
+        }
+    }
+    std::istringstream blank_lines("\r\r\n\n\rx");  // lines 1 (CR), 2 (CRLF), 3 (LF), 4 (CR), then x on line 5
+    try {
+        exactref::read_text(blank_lines, dtype::float64, "blank.txt");
+        ADD_FAILURE() << "accepted x";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("blank.txt:5: not a number: 'x'", 0), 0u) << e.what();
+    }
+}
+
+TEST(LoadArray, StdinThatCannotSeekIsReadWhole) {
+    pipe_like_buffer text(three_values_text);
+    const auto [t, t_error] = load_stdin(text, dtype::float64, false);
+    EXPECT_EQ(t_error, "");
+    EXPECT_EQ(bits_of<double>(t), three_values_bits);
+
+    pipe_like_buffer npy(npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+                                   le_bytes(three_values_bits, 8)));
+    const auto [a, a_error] = load_stdin(npy, dtype::float64, false);
+    EXPECT_EQ(a_error, "");
+    EXPECT_EQ(bits_of<double>(a), three_values_bits);
+
+    pipe_like_buffer broken(three_values_text, 3);
+    const auto [b, b_error] = load_stdin(broken, dtype::float64, false);
+    EXPECT_EQ(b_error.rfind("<stdin>: read error", 0), 0u) << b_error << " (n = " << b.size() << ")";
+}
+
+TEST(LoadArray, PipeAndFifoPathsAreReadWhole) {
+    // A path that names a pipe (/dev/fd/N, as bash's process substitution <(...) gives) and a FIFO: neither can
+    // seek, and both used to read as an empty array.
+    const std::string npy = npy_bytes(2, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+                                      le_bytes(three_values_bits, 8));
+    for (const std::string& bytes : {three_values_text, npy}) {
+        int fds[2];
+        ASSERT_EQ(::pipe(fds), 0) << std::strerror(errno);
+        ASSERT_EQ(::write(fds[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));  // < PIPE_BUF
+        ::close(fds[1]);
+        const std::string path = "/dev/fd/" + std::to_string(fds[0]);
+        std::string error;
+        data_array a;
+        try {
+            a = exactref::load_array(path, dtype::float64, false);
+        } catch (const std::invalid_argument& e) {
+            error = e.what();
+        }
+        ::close(fds[0]);
+        EXPECT_EQ(error, "");
+        EXPECT_EQ(bits_of<double>(a), three_values_bits) << path;
+    }
+
+    const std::filesystem::path fifo = temp_path("values.fifo");
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    for (const std::string& bytes : {three_values_text, npy}) {
+        // The writer blocks in open() until the reader opens the FIFO; should the reader never do so, opening the
+        // read end here (non-blocking) below releases it, so the test cannot hang.
+        std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });
+        std::string error;
+        data_array a;
+        try {
+            a = exactref::load_array(fifo.string(), dtype::float64, false);
+        } catch (const std::invalid_argument& e) {
+            error = e.what();
+        }
+        const int release = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+        writer.join();
+        if (release >= 0) ::close(release);
+        EXPECT_EQ(error, "");
+        EXPECT_EQ(bits_of<double>(a), three_values_bits);
+    }
+    std::filesystem::remove(fifo);
+}
+
+TEST(ReadNpy, HeaderLengthIsCappedAndNeverAllocatedAhead) {
+    // 13 bytes claiming a 4 GiB header: refused at once (it used to allocate and zero 4 GiB first).
+    const std::string huge = error_of(write_file("huge.npy", std::string("\x93NUMPY\x02\x00\xf0\xff\xff\xff{", 13)));
+    EXPECT_NE(huge.find("huge.npy: .npy header too large: the file says 4294967280 header bytes"), std::string::npos)
+        << huge;
+    // numpy's limit, 10000 bytes: a valid header of exactly that length is read, one byte more is refused.
+    const std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+    const auto with_header_length = [&](std::size_t length) {
+        std::string header = dict + std::string(length - dict.size() - 1, ' ') + "\n";
+        std::string out("\x93NUMPY\x02\x00", 8);
+        for (int i = 0; i < 4; ++i) out += static_cast<char>((length >> (8 * i)) & 0xff);
+        return out + header + le_bytes(three_values_bits, 8);
+    };
+    EXPECT_EQ(bits_of<double>(exactref::read_npy(write_file("h10000.npy", with_header_length(10000)))),
+              three_values_bits);
+    const std::string over = error_of(write_file("h10001.npy", with_header_length(10001)));
+    EXPECT_NE(over.find("header too large"), std::string::npos) << over;
+    // Within the cap but past the end of the file: truncated, saying how much there was.
+    const std::string cut = error_of(write_file("hcut.npy", with_header_length(10000).substr(0, 500)));
+    EXPECT_NE(cut.find("truncated .npy file (the header says 10000 header bytes; the file ends after 488)"),
+              std::string::npos)
+        << cut;
+}
+
+TEST(ReadNpy, NumpySpellingsOfTheFloatDtypes) {
+    // np.dtype accepts these for the three float dtypes (numpy.lib.format.descr_to_dtype calls it); '=', '|' and no
+    // byte order mean the host's, little-endian here.
+    const bool little = std::endian::native == std::endian::little;
+    struct spelling {
+        const char* descr;
+        std::size_t size;
+        dtype type;
+    };
+    for (const spelling s : {spelling{"<d", 8, dtype::float64}, spelling{"=f8", 8, dtype::float64},
+                             spelling{"|f8", 8, dtype::float64}, spelling{"f8", 8, dtype::float64},
+                             spelling{"float64", 8, dtype::float64}, spelling{"double", 8, dtype::float64},
+                             spelling{"<f", 4, dtype::float32}, spelling{"=f4", 4, dtype::float32},
+                             spelling{"single", 4, dtype::float32}, spelling{"<e", 2, dtype::float16},
+                             spelling{"=e", 2, dtype::float16}, spelling{"half", 2, dtype::float16}}) {
+        SCOPED_TRACE(s.descr);
+        const std::vector<std::uint64_t> bits = {1, 2, 3};
+        const std::string path = write_file(
+            "spelling.npy",
+            npy_bytes(1, std::string("{'descr': '") + s.descr + "', 'fortran_order': False, 'shape': (3,), }",
+                      le_bytes(bits, s.size)));
+        if (!little && s.descr[0] != '<') {
+            EXPECT_NE(error_of(path).find("big-endian"), std::string::npos);
+            continue;
+        }
+        const data_array a = exactref::read_npy(path);
+        ASSERT_EQ(a.type(), s.type);
+        EXPECT_EQ(s.type == dtype::float64   ? bits_of<double>(a)
+                  : s.type == dtype::float32 ? bits_of<float>(a)
+                                             : bits_of<float16>(a),
+                  bits);
+    }
+    const std::string big = error_of(write_file(
+        "bigd.npy", npy_bytes(1, "{'descr': '>d', 'fortran_order': False, 'shape': (1,), }", le_bytes({1}, 8))));
+    EXPECT_NE(big.find("big-endian dtype '>d'"), std::string::npos) << big;
+    EXPECT_NE(big.find("astype('<f8')"), std::string::npos) << big;
+}
+
+TEST(ReadNpy, TwoByteVoidIsBfloat16OnlyWhenAskedFor) {
+    // ml_dtypes' bfloat16 arrays are saved with descr '<V2' (raw 2-byte items): the file does not say bfloat16.
+    const std::vector<std::uint64_t> bits = {0x3f80, 0xc000, 0x7f80, 0x0001};  // 1, -2, inf, smallest subnormal
+    const std::string path = write_file(
+        "bf16.npy", npy_bytes(1, "{'descr': '<V2', 'fortran_order': False, 'shape': (2, 2), }", le_bytes(bits, 2)));
+    const data_array a = exactref::load_array(path, dtype::bfloat16, true);
+    ASSERT_EQ(a.type(), dtype::bfloat16);
+    EXPECT_EQ(bits_of<bfloat16>(a), bits);
+    const std::string plain = error_of(path);
+    EXPECT_NE(plain.find("dtype '<V2' is raw 2-byte data"), std::string::npos) << plain;
+    EXPECT_NE(plain.find("--dtype bfloat16"), std::string::npos) << plain;
+    for (const bool given : {false, true}) {
+        try {
+            exactref::load_array(path, dtype::float16, given);
+            ADD_FAILURE() << "'<V2' read without bfloat16 asked for";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("--dtype bfloat16"), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(ReadNpy, HeaderTextAfterTheDictAndControlBytesInTheDescr) {
+    const std::string garbage = error_of(write_file(
+        "garbage.npy", npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), } garbage",
+                                 le_bytes(three_values_bits, 8))));
+    EXPECT_NE(garbage.find("text after the closing '}'"), std::string::npos) << garbage;
+    const std::string nul = error_of(write_file(
+        "nul.npy", npy_bytes(1, std::string("{'descr': '<f8") + '\0' + "x', 'fortran_order': False, 'shape': (3,), }",
+                             le_bytes(three_values_bits, 8))));
+    EXPECT_NE(nul.find("unsupported dtype '<f8\\x00x'"), std::string::npos) << nul;
+    // Truncated right after the magic.
+    const std::string magic = error_of(write_file("magic.npy", std::string("\x93NUMPY\x01", 7)));
+    EXPECT_NE(magic.find("truncated .npy file"), std::string::npos) << magic;
 }
 
 // ---- Printing ------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "exactref/io.h"
@@ -73,7 +74,8 @@ std::uint64_t spec_neumaier(const spec_arith& a, const std::vector<std::uint64_t
         c = a.add(c, s_big ? a.add(a.add(s, a.neg(t)), x[i]) : a.add(a.add(x[i], a.neg(t)), s));
         s = t;
     }
-    return a.finite(s) ? a.add(s, c) : s;
+    if (!a.finite(s)) return s;
+    return (c & ~(std::uint64_t{1} << (a.f.storage_bits - 1))) == 0 ? s : a.add(s, c);  // s + 0 is s, -0.0 too
 }
 
 // numpy's pairwise_sum (loops_utils.h.src) over x[lo, lo + n).
@@ -126,7 +128,9 @@ void check_orders(std::uint64_t seed) {
             const Acc fold = fold_sum<Acc>(xs), kahan = kahan_sum<Acc>(xs), pairwise = pairwise_sum<Acc>(xs);
             const std::uint64_t want_fold = spec_fold(arith, w);
             const std::uint64_t want_kahan = spec_neumaier(arith, w);
-            const std::uint64_t want_pairwise = n == 0 ? oracle::zero_bits(f, false) : spec_pairwise(arith, w, 0, n);
+            // np.add.reduce: its output starts at the identity +0.0, and the reduce loop adds the pairwise sum to it.
+            const std::uint64_t positive_zero = oracle::zero_bits(f, false);
+            const std::uint64_t want_pairwise = n == 0 ? positive_zero : arith.add(positive_zero, spec_pairwise(arith, w, 0, n));
             EXPECT_TRUE(same_bits(f, bits_of(fold), want_fold))
                 << "fold " << to_hex_string(fold) << " vs " << to_hex_string(f, want_fold);
             EXPECT_TRUE(same_bits(f, bits_of(kahan), want_kahan))
@@ -193,6 +197,43 @@ TEST(OrdersNumpy, PairwiseSumIsNumpysSum) {
     }
 }
 
+// Signed zeros as numpy gives them: np.add.reduce starts its output at the add ufunc's identity +0.0 and adds the
+// pairwise sum to it, so an all -0.0 array sums to +0.0 for every length, where the pairwise sum alone (short runs
+// folded from -0.0) would keep -0.0. Expected values checked against numpy 2.4's np.add.reduce (numpy 2.4.6, float64,
+// float32 and float16, each length below, the odd element at the front, the middle and the end).
+template <class Acc, class T>
+Acc in_acc(T x) {  // exact: the same format, or float16 to float
+    if constexpr (std::is_same_v<Acc, T>) return x;
+    else return static_cast<Acc>(x);
+}
+
+template <class T, class Acc>
+void expect_numpy_signed_zeros(T minus_zero, T plus_zero, T minus_tiny, T minus_one_and_a_half) {
+    for (std::size_t n : {1, 2, 5, 7, 8, 9, 16, 20, 127, 128, 129, 200, 300, 1000, 4099}) {
+        SCOPED_TRACE(std::string(format_traits<T>::info.name) + " n=" + std::to_string(n));
+        std::vector<T> x(n, minus_zero);
+        EXPECT_EQ(bits_of(pairwise_sum<Acc>(x)), bits_of(Acc{}));  // numpy: 0.0 (the sign bit clear)
+        EXPECT_EQ(bits_of(fold_sum<Acc>(x)), bits_of(negate(Acc{})));  // the left fold keeps -0.0 (IEEE: -0 + -0)
+        for (std::size_t pos : {std::size_t{0}, n / 2, n - 1}) {
+            std::vector<T> y = x;
+            y[pos] = plus_zero;
+            EXPECT_EQ(bits_of(pairwise_sum<Acc>(y)), bits_of(Acc{})) << "+0.0 at " << pos;
+            y[pos] = minus_tiny;  // numpy: -smallest_subnormal, sign kept
+            EXPECT_EQ(bits_of(pairwise_sum<Acc>(y)), bits_of(in_acc<Acc>(minus_tiny))) << "-tiny at " << pos;
+            y[pos] = minus_one_and_a_half;
+            EXPECT_EQ(bits_of(pairwise_sum<Acc>(y)), bits_of(in_acc<Acc>(minus_one_and_a_half))) << "-1.5 at " << pos;
+        }
+    }
+}
+
+TEST(OrdersNumpy, SignedZeros) {
+    expect_numpy_signed_zeros<double, double>(-0.0, 0.0, -std::numeric_limits<double>::denorm_min(), -1.5);
+    expect_numpy_signed_zeros<float, float>(-0.0f, 0.0f, -std::numeric_limits<float>::denorm_min(), -1.5f);
+    // numpy sums float16 pairwise in float (HALF_add), then rounds the float to float16
+    expect_numpy_signed_zeros<float16, float>(float16::from_bits(0x8000), float16::from_bits(0x0000),
+                                              float16::from_bits(0x8001), float16::from_bits(0xBE00));
+}
+
 // The left-fold value for the harmonic series, and the gauss10k left folds of shared/data/README.md.
 TEST(OrdersKnownValues, HarmonicLeftFold) {
     std::vector<double> x(10000000);
@@ -247,7 +288,12 @@ TEST(OrdersSpecialValues, EmptyZerosInfNaN) {
     const std::vector<double> neg_zero{-0.0};
     EXPECT_TRUE(std::signbit(fold_sum(neg_zero)));
     EXPECT_TRUE(std::signbit(kahan_sum(neg_zero)));
-    EXPECT_TRUE(std::signbit(pairwise_sum(neg_zero)));
+    for (std::size_t n : {2u, 3u, 17u}) {  // the compensation becomes +0.0 from the second term on
+        const std::vector<double> zeros(n, -0.0);
+        EXPECT_TRUE(std::signbit(kahan_sum(zeros))) << n << " times -0.0";
+        EXPECT_TRUE(std::signbit(fold_sum(zeros))) << n << " times -0.0";
+    }
+    EXPECT_FALSE(std::signbit(pairwise_sum(neg_zero)));  // numpy's identity +0.0 (OrdersNumpy.SignedZeros)
     const double inf = std::numeric_limits<double>::infinity();
     const std::vector<double> with_inf{1.0, inf, 2.0};
     EXPECT_EQ(kahan_sum(with_inf), inf);  // the compensation's Inf - Inf is dropped

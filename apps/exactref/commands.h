@@ -66,4 +66,11 @@ reference reference_of(const data_array& data);
 /// Shortest round-trip decimal of a double, e.g. "4.72203014716636" ("inf", "nan" for the specials).
 std::string shortest(double x);
 
+/// main() puts a blank before each argument that is a negative number ("-inf" -> " -inf") so that CLI11 keeps it
+/// positional, and notes the protected form here. as_given(argument) is the argument as the user typed it: the blank
+/// taken off again for a protected one, anything else unchanged (a " -1.5" typed with its blank is shown with it
+/// unless "-1.5" was given as well: then both show as typed without it, the only ambiguity).
+void remember_protected(const std::string& protected_argument);
+std::string as_given(const std::string& argument);
+
 }  // namespace exactref::cli

@@ -1,5 +1,6 @@
 // What the subcommands share: input options, loading an array, its exact reference, the exit status.
 #include <charconv>  // std::to_chars
+#include <set>
 #include <span>
 #include <string>
 #include <variant>
@@ -10,7 +11,14 @@ namespace exactref::cli {
 
 namespace {
 int status = exit_ok;
+std::set<std::string> protected_arguments;  // see remember_protected
 }  // namespace
+
+void remember_protected(const std::string& protected_argument) { protected_arguments.insert(protected_argument); }
+
+std::string as_given(const std::string& argument) {
+    return protected_arguments.contains(argument) ? argument.substr(1) : argument;
+}
 
 void set_exit_status(int s) noexcept { status = s; }
 int exit_status() noexcept { return status; }
@@ -28,7 +36,7 @@ void add_input_options(CLI::App& command, input_options& options) {
 loaded_input load_input(const input_options& options) {
     const bool given = options.dtype_option != nullptr && options.dtype_option->count() > 0;
     const dtype type = parse_dtype(options.dtype_name);  // throws std::invalid_argument listing the names
-    loaded_input in{load_array(options.file, type, given), nullptr};
+    loaded_input in{load_array(as_given(options.file), type, given), nullptr};
     in.format = &info(in.data.type());
     return in;
 }

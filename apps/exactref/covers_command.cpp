@@ -8,7 +8,8 @@
 // Text output: the standard, the exact sum, then one line per RESULT:
 //   COVERED      30.604263 (0x1.e9ab46p+4)   error +1.19e-06  bound 4.72203  ratio 2.52e-07  ulps +0.625
 // JSON keys (contract): covered (all of them), verdicts (list of {result, covered, error, bound, ulps}); also
-// standard, dtype, n, exact, and per verdict input, result_hex, error_exact, ratio, reason. Doubles that are not
+// standard, dtype, n, exact, and per verdict input (the RESULT text as typed: cli::as_given), result_hex, error_exact,
+// ratio, reason. Doubles that are not
 // finite (an infinite bound, the error of an Inf result) are null.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -75,7 +76,7 @@ void run_covers(const covers_options& options) {
         nlohmann::json list = nlohmann::json::array();
         for (std::size_t i = 0; i < verdicts.size(); ++i) {
             const exactref::verdict& v = verdicts[i];
-            list.push_back({{"input", options.results[i]},
+            list.push_back({{"input", cli::as_given(options.results[i])},
                             {"result", exactref::to_shortest_string(result_format, result_bits[i])},
                             {"result_hex", exactref::to_hex_string(result_format, result_bits[i])},
                             {"covered", v.covered},

@@ -10,8 +10,10 @@
 // Scalars: double, float, exactref::float16, exactref::bfloat16, and Eigen::half / Eigen::bfloat16 (the same bits as
 // exactref::float16 / bfloat16). Storage: column- or row-major, any inner and outer stride (Map with Stride, blocks,
 // transposes); an expression without direct access is evaluated once into a temporary first (its elements are
-// rounded to the scalar type by Eigen, as the expression says). The exactness and bounds are those of gemm.h and
-// standard.h (dot rows: any_order n·u·T, split_k, mixed, directed; Higham (3.5), Jeannerod–Rump SIMAX 34 (2013)).
+// rounded to the scalar type by Eigen, as the expression says); this holds for a result passed to covers() too. The
+// exactness and bounds are those of gemm.h and standard.h (dot rows: any_order n·u·T, split_k, mixed, directed;
+// Higham (3.5), Jeannerod–Rump SIMAX 34 (2013)). With exactref/gtest.h, EXPECT_THAT(c, exactref::CoversAll(refs))
+// takes an Eigen result too, and EXPECT_THAT(h, exactref::Covers(ref)) an Eigen::half / Eigen::bfloat16 scalar.
 #pragma once
 
 #include <Eigen/Core>
@@ -21,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -108,6 +111,35 @@ eigen_view<T> make_eigen_view(const Eigen::MatrixBase<Derived>& m) {
                 out.copy[i * cols + j] = std::bit_cast<T>(value);
             }
         out.view = {out.copy.data(), rows, cols, static_cast<std::ptrdiff_t>(cols), 1};
+    }
+    return out;
+}
+
+/// A result as row-major values of T, read once: the object's own memory when it is row-major contiguous storage of
+/// T, else a copy (an expression is evaluated once by make_eigen_view, not once per element read). `values` may point
+/// into `copy` or `source.copy`: moving keeps their buffers, copying would not, so it is only ever moved.
+template <class T>
+struct row_major_values {
+    eigen_view<T> source;
+    std::vector<T> copy;
+    std::span<const T> values;
+    row_major_values() = default;
+    row_major_values(row_major_values&&) noexcept = default;
+    row_major_values(const row_major_values&) = delete;
+};
+
+template <class T, class Derived>
+row_major_values<T> read_row_major(const Eigen::MatrixBase<Derived>& m) {
+    row_major_values<T> out;
+    out.source = make_eigen_view<T>(m);
+    const matrix_view<T>& v = out.source.view;
+    if (v.col_stride == 1 && v.row_stride == static_cast<std::ptrdiff_t>(v.cols)) {
+        out.values = std::span<const T>(v.data, v.rows * v.cols);
+    } else {
+        out.copy.reserve(v.rows * v.cols);
+        for (std::size_t i = 0; i < v.rows; ++i)
+            for (std::size_t j = 0; j < v.cols; ++j) out.copy.push_back(v(i, j));
+        out.values = std::span<const T>(out.copy);
     }
     return out;
 }
@@ -214,9 +246,11 @@ void check_result_shape(const Eigen::MatrixBase<Derived>& result, std::size_t ro
 }  // namespace detail
 
 /// Is every element of `result` covered by `model` for its reference? Decided exactly per element (covers.h).
-///   result   rows x cols, any storage order, scalar among the supported ones (the result's format: for mixed(acc, out)
-///            it must be `out`)
+///   result   rows x cols, any storage order, stride or expression (an expression is evaluated once first), scalar
+///            among the supported ones (the result's format: for mixed(acc, out) it must be `out`)
 ///   refs     matmul(a, b) of the same shape
+/// The result's scalar type is taken as its format: a float GEMM result cast to MatrixXd is judged as a float64
+/// result, which it is not (pass the matrix the computation produced).
 /// Throws std::invalid_argument for a shape mismatch (and whatever covers_bits throws for a standard that does not
 /// apply).
 template <class DR>
@@ -224,21 +258,39 @@ matrix_verdict covers(const Eigen::MatrixBase<DR>& result, const reference_array
     static_assert(detail::is_eigen_format<typename DR::Scalar>, "exactref: unsupported result scalar type");
     using T = detail::eigen_format_t<typename DR::Scalar>;
     detail::check_result_shape(result, refs.rows, refs.cols);
-    std::vector<T> row_major_copy(refs.rows * refs.cols);
-    for (std::size_t i = 0; i < refs.rows; ++i)
-        for (std::size_t j = 0; j < refs.cols; ++j)
-            row_major_copy[i * refs.cols + j] =
-                std::bit_cast<T>(result(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)));
-    return detail::with_positions(covers(std::span<const T>(row_major_copy), refs, model), refs.rows, refs.cols);
+    const auto values = detail::read_row_major<T>(result);
+    return detail::with_positions(covers(values.values, refs, model), refs.rows, refs.cols);
+}
+
+/// Every element of `result` (any shape: runs of one sum as a vector, say) against the same reference `ref`.
+/// Throws what covers_bits throws for a standard that does not apply.
+///   Eigen::VectorXf runs = ...;   // the same sum computed in several orders
+///   covers(runs, exactref::sum(terms), exactref::any_order()).covered;
+template <class DR>
+matrix_verdict covers(const Eigen::MatrixBase<DR>& result, const reference& ref, const standard& model) {
+    static_assert(detail::is_eigen_format<typename DR::Scalar>, "exactref: unsupported result scalar type");
+    using T = detail::eigen_format_t<typename DR::Scalar>;
+    const auto values = detail::read_row_major<T>(result);
+    return detail::with_positions(covers(values.values, ref, model), static_cast<std::size_t>(result.rows()),
+                                  static_cast<std::size_t>(result.cols()));
+}
+
+/// covers() of one Eigen::half or Eigen::bfloat16 result: the same bits as exactref::float16 / bfloat16 (covers.h).
+template <class S>
+    requires(detail::is_eigen_format<S> && !floating_format<S>)
+verdict covers(S result, const reference& ref, const standard& model) {
+    return covers(std::bit_cast<detail::eigen_format_t<S>>(result), ref, model);
 }
 
 /// The same against a compact product_reference, one element at a time (no reference_array is built: O(1) extra
-/// memory per element, so it suits large products).
+/// memory per element, so it suits large products; a result without direct access in the library's scalar type is
+/// copied once, 2 to 8 bytes per element).
 template <class DR>
 matrix_verdict covers(const Eigen::MatrixBase<DR>& result, const product_reference& refs, const standard& model) {
     static_assert(detail::is_eigen_format<typename DR::Scalar>, "exactref: unsupported result scalar type");
     using T = detail::eigen_format_t<typename DR::Scalar>;
     detail::check_result_shape(result, refs.rows(), refs.cols());
+    const auto values = detail::make_eigen_view<T>(result);  // an expression is evaluated once, here
     array_verdict out;
     out.size = refs.rows() * refs.cols();
     out.worst.covered = true;
@@ -249,8 +301,7 @@ matrix_verdict covers(const Eigen::MatrixBase<DR>& result, const product_referen
     for (std::size_t i = 0; i < refs.rows(); ++i) {
         for (std::size_t j = 0; j < refs.cols(); ++j) {
             refs.element(i, j, scratch);
-            const T r = std::bit_cast<T>(result(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)));
-            verdict v = covers(r, scratch, model);
+            verdict v = covers(values.view(i, j), scratch, model);
             const std::size_t k = i * refs.cols() + j;
             if (!v.covered) {
                 ++out.violations;

@@ -46,24 +46,39 @@ T parse_number(std::string_view text) {
     return tr::from_bits(static_cast<typename tr::bits_type>(parse_number_bits(text, tr::info)));
 }
 
-/// Reads a text array. `source` names the input in error messages ("data.txt:12: not a number: 'abc'").
-/// Numbers are separated by blanks and commas (a comma is just a separator); '#' comments to the end of the line;
-/// CRLF line ends are fine; no numbers at all gives an empty array.
-/// Throws std::invalid_argument on a malformed number (with source:line and the text).
+/// Reads a text array from `in` to its end (no seeking: a pipe is fine). `source` names the input in error messages
+/// ("data.txt:12: not a number: 'abc'"). Numbers are separated by blanks and commas (a comma is just a separator);
+/// '#' comments to the end of the line; lines end at "\n", "\r\n" or a lone "\r", and line numbers count each;
+/// a UTF-8 byte order mark (EF BB BF) at the start of the input is skipped; no numbers at all gives an empty array.
+/// Throws std::invalid_argument on a malformed number (with source:line and the text), and when `in` cannot be
+/// read to its end: already failed on entry ("data.txt: read error before the first line ..."), a read error
+/// (badbit, with strerror(errno) when set) or failbit without eofbit ("... read error after line 12 ...").
 data_array read_text(std::istream& in, dtype type, std::string_view source);
 
 /// Reads a .npy file (format 1.0/2.0/3.0, little-endian float16/float32/float64 — descr '<f2', '<f4', '<f8' —,
 /// C order, any shape: flattened in C order; shape () is one value). Data is assembled from little-endian bytes
-/// (host byte order does not matter). Format: numpy.lib.format (NEP 1).
+/// (host byte order does not matter). Format: numpy.lib.format (NEP 1). numpy's other spellings of these dtypes
+/// are the same dtypes and are read: '<d', '<f', '<e'; '=f8', '|f8', 'f8', 'd' and the like (the host's byte order,
+/// as np.load reads them: little-endian on a little-endian host); 'float64', 'double', 'float', 'float32',
+/// 'single', 'float16', 'half'. The header is read only as far as the file holds it and at most 10000 bytes long
+/// (numpy's limit, np.load's default max_header_size).
 /// Throws std::invalid_argument, naming the file and what to do, for another dtype (integers, big-endian '>f4',
-/// structured), Fortran order, a truncated header or data, bytes after the data, a bad header, or a file that
-/// cannot be opened ("cannot open 'x.npy': No such file or directory").
+/// structured; the 2-byte void '<V2' of ml_dtypes' bfloat16 files, which only load_array with bfloat16 given
+/// reads), Fortran order, a header over 10000 bytes ("header too large"), a truncated header or data, bytes after
+/// the data, a bad header (text after the dict's closing '}' included; control bytes shown as \xHH), a read
+/// error, or a file that cannot be opened ("cannot open 'x.npy': No such file or directory").
 data_array read_npy(const std::string& path);
 
-/// Reads FILE, or standard input for "-" (named "<stdin>" in messages): .npy when the input starts with the .npy
-/// magic "\x93NUMPY", else text in `type`. For .npy input, a `type` that differs from the file's dtype is an error
-/// (std::invalid_argument) unless type_given is false. A file that cannot be opened throws std::invalid_argument
-/// ("cannot open 'x': <reason>").
+/// Reads FILE, or standard input for "-" (std::cin, named "<stdin>" in messages): .npy (read_npy's rules) when the
+/// first byte is 0x93, the start of the .npy magic "\x93NUMPY" (never the first byte of text), else text in `type`
+/// (read_text's rules). The byte is looked at without being taken and nothing seeks, so pipes, FIFOs, /dev/stdin
+/// and /dev/fd/N (bash's process substitution) read like files. For .npy input, a `type` that differs from the
+/// file's dtype is an error unless type_given is false; a 2-byte void descr ('<V2', how ml_dtypes' bfloat16 arrays
+/// are saved) is read as little-endian bfloat16 only when type_given and type is bfloat16, and refused otherwise
+/// with a message that says so.
+/// Throws std::invalid_argument for a file that cannot be opened ("cannot open 'x': <reason>"), for input that
+/// cannot be read to its end (a read error; for "-", a read error of stdin itself, such as a closed descriptor:
+/// "<stdin>: cannot read standard input: Bad file descriptor ..."), and for what read_text and read_npy refuse.
 data_array load_array(const std::string& path, dtype type, bool type_given);
 
 /// Shortest decimal string that reads back (round-to-nearest) to the same value of format f ("0.1", "1e+30",

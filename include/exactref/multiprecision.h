@@ -33,14 +33,20 @@ inline mpq_class to_mpq(const dyadic& d) {
 /// The exact finite part of an accumulator (specials ignored: check has_nan() and the Inf counts first).
 inline mpq_class to_mpq(const superaccumulator& acc) { return to_mpq(acc.to_dyadic()); }
 
-/// The integer m and exponent e with value = m·2^e (exact), e = acc's lowest non-zero bit position.
+/// The integer m and exponent e with value = m·2^e (exact). m is odd (e is the position of the lowest non-zero bit of
+/// the finite part), or m = 0 and e = 0 for an exact zero. Specials are ignored, as in to_mpq.
+///   acc.add(12.0); to_mpz_2exp(acc, e)   // -> 3, e = 2
 inline mpz_class to_mpz_2exp(const superaccumulator& acc, long& exponent) {
     const dyadic d = acc.to_dyadic();
     mpz_class m;
-    if (!d.magnitude.empty())
-        mpz_import(m.get_mpz_t(), d.magnitude.size(), -1, sizeof(std::uint32_t), 0, 0, d.magnitude.data());
+    exponent = 0;
+    if (d.magnitude.empty()) return m;
+    mpz_import(m.get_mpz_t(), d.magnitude.size(), -1, sizeof(std::uint32_t), 0, 0, d.magnitude.data());
+    // to_dyadic() cuts at a 32-bit chunk boundary; move the trailing zero bits into the exponent.
+    const mp_bitcnt_t zeros = mpz_scan1(m.get_mpz_t(), 0);
+    mpz_tdiv_q_2exp(m.get_mpz_t(), m.get_mpz_t(), zeros);
     if (d.negative) m = -m;
-    exponent = d.exponent;
+    exponent = static_cast<long>(d.exponent) + static_cast<long>(zeros);
     return m;
 }
 
@@ -87,8 +93,12 @@ inline double to_double(const mpq_class& q, rounding mode = rounding::to_nearest
         detail::encode(binary64_info, negative, m, static_cast<int>(exponent), sticky, mode));
 }
 
-/// Sets `out` (already initialised, any precision) to the accumulator's value rounded once in `rnd`, with the
-/// special values (NaN, ±Inf, -0.0) of round_bits(). Returns MPFR's ternary value.
+/// Sets `out` (already initialised, any precision) to the accumulator's value rounded once in `rnd` (MPFR's
+/// exponent range applies), with the special values of round_bits(): NaN for a NaN term or both infinities, else ±Inf
+/// for an infinite term. An exact zero (IEEE 754-2019 §6.3) is -0 when every term was -0.0, and under MPFR_RNDD
+/// (roundTowardNegative) also when some term was not +0.0 (1.0 + -1.0 -> -0); otherwise +0, in every other mode
+/// (MPFR_RNDA and MPFR_RNDF included); the empty sum is +0 in every mode. Returns MPFR's ternary value (0 when exact).
+///   acc.add(1.0); acc.add(-1.0); to_mpfr(out, acc, MPFR_RNDD);   // out -> -0, returns 0
 inline int to_mpfr(mpfr_t out, const superaccumulator& acc, mpfr_rnd_t rnd) {
     if (acc.has_nan() || (acc.positive_inf_count() > 0 && acc.negative_inf_count() > 0)) {
         mpfr_set_nan(out);
@@ -101,7 +111,9 @@ inline int to_mpfr(mpfr_t out, const superaccumulator& acc, mpfr_rnd_t rnd) {
     long e = 0;
     const mpz_class m = to_mpz_2exp(acc, e);
     if (m == 0) {
-        mpfr_set_zero(out, acc.all_negative_zero() ? -1 : 1);
+        const bool negative = rnd == MPFR_RNDD ? acc.term_count() > 0 && !acc.all_positive_zero()
+                                               : acc.all_negative_zero();
+        mpfr_set_zero(out, negative ? -1 : 1);
         return 0;
     }
     return mpfr_set_z_2exp(out, m.get_mpz_t(), e, rnd);

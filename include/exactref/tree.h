@@ -37,11 +37,11 @@
 // 1 or 0 in the accumulation type; an element counts as true when it is not ±0 (NaN counts as true, as in numpy).
 //
 // Determinism promised: for a given (shape, op, element type, accumulation type, data, mask) the result bits are the
-// same for every OMP_NUM_THREADS, every run, and every chunking reduce_chunked accepts. Not promised: bits under a
-// non-default floating-point environment — double and float trees round in the current rounding mode and see
-// subnormals as the FTZ/DAZ flags dictate (IEEE semantics; the same flags change both the tree and any rival); the
-// float16/bfloat16 own-format trees do not depend on either (exact binary64 steps, integer rounding), nor do min,
-// max, any and all. Nothing promised for orders this header does not implement (atomics, block-iterated shapes).
+// same for every OMP_NUM_THREADS, every run, every chunking reduce_chunked accepts, and every floating-point
+// environment of the caller: each call computes in the default one (round to nearest even, no FTZ/DAZ) on the calling
+// thread and on every OpenMP thread that helps, and gives each thread its own environment back on return
+// (detail/fp_environment.h). So a caller's fesetround(FE_UPWARD) or FTZ/DAZ changes neither a sum nor its subnormals.
+// Nothing promised for orders this header does not implement (atomics, block-iterated shapes).
 //
 // Error bound: a tree of height h (at most h roundings on a root-to-leaf path; tree_height) has
 // |result - s| <= γ_h·Σ|x_i|, γ_h = h·u/(1 - h·u) (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed.,

@@ -78,9 +78,17 @@ void check_tree_call(const tree_shape& shape, std::uint64_t n, bool has_data, bo
         throw std::invalid_argument(f + "the work buffer has " + std::to_string(has_work ? work_elems : 0) +
                                     " elements but " + std::to_string(needed) + " are needed for n = " +
                                     std::to_string(n) + "; allocate device_work_elems<Acc>(n, shape)");
-    if (plan_for(n, shape).tile_nodes > 0x7FFFFFFFu)
-        throw std::invalid_argument(f + "n = " + std::to_string(n) + " needs more blocks than one launch has; "
-                                    "reduce aligned chunks of 2^30 elements and combine them with reduce_chunked");
+    // A chunk of 2^30 elements starting at a multiple of 2^30 is one subtree of the host tree (tree.h), so the chunk
+    // results are the tree's nodes at one level; pairing them as halving(2) leaves and levels does the rest.
+    const std::uint64_t tile_blocks = plan_for(n, shape).tile_nodes;
+    if (tile_blocks > 0x7FFFFFFFu)
+        throw std::invalid_argument(f + "n = " + std::to_string(n) + " needs " + std::to_string(tile_blocks) +
+                                    " tile blocks, more than one launch has (2^31 - 1); reduce each aligned chunk of "
+                                    "2^30 elements with its own device_tree_reduce call (chunk k = elements "
+                                    "[k*2^30, (k+1)*2^30), the last one shorter), copy the chunk results to the host "
+                                    "and combine them with exactref::tree_reduce<Acc>(results, op, "
+                                    "exactref::halving(2)) for the host tree's bits (leave out a chunk whose mask "
+                                    "keeps no element)");
 }
 
 void check_exact_call(const char* function, std::uint64_t n, bool has_data, const void* work, std::size_t work_bytes) {
@@ -97,19 +105,12 @@ void check_exact_call(const char* function, std::uint64_t n, bool has_data, cons
 unsigned multiprocessor_count() {
     // Asked once per device (the exact kernels' grid size; a launch should not pay for a device query).
     static std::array<std::atomic<unsigned>, 64> cache{};
-    int device = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice", "check that a CUDA device is present");
-    const bool cached = device >= 0 && device < static_cast<int>(cache.size());
-    if (cached) {
-        const unsigned known = cache[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
-        if (known != 0) return known;
-    }
-    int count = 0;
-    check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
-               "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)", "check that a CUDA device is present");
-    const unsigned result = count > 0 ? static_cast<unsigned>(count) : 1u;
-    if (cached) cache[static_cast<std::size_t>(device)].store(result, std::memory_order_relaxed);
-    return result;
+    return per_device_once(cache, [](int device) {
+        int count = 0;
+        check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)", "check that a CUDA device is present");
+        return count > 0 ? static_cast<unsigned>(count) : 1u;
+    });
 }
 
 template <class T, class Acc>

@@ -2,6 +2,10 @@
 // stream. The host side of the result (the state -> exactref::reference) is in src/cuda/api.cpp.
 #include <cuda_runtime.h>
 
+#include <array>
+#include <atomic>
+#include <cstddef>
+
 #include "cuda_check.h"
 #include "exact_kernels.h"
 #include "exactref/cuda.h"
@@ -14,19 +18,22 @@ void check_exact_call(const char* function, std::uint64_t n, bool has_data, cons
 /// Multiprocessors of the current device (the persistent grid's size), cuda_error when it cannot be queried.
 unsigned multiprocessor_count();
 
-/// Blocks of exact_kernel<Source> that one multiprocessor holds at once (its registers and shared memory decide),
-/// at most tuning::exact_blocks_per_sm: the persistent grid is then one wave, with no partly filled last wave (the
-/// kernels use 64 to 105 registers a thread on sm_90, so 2 to 4 blocks of 256 threads fit, not 8). Only the speed
-/// depends on it.
+/// Blocks of exact_kernel<Source> that one multiprocessor of the current device holds at once (its registers and
+/// shared memory decide), at most tuning::exact_blocks_per_sm: the persistent grid is then one wave, with no partly
+/// filled last wave (the kernels use 64 to 105 registers a thread on sm_90, so 2 to 4 blocks of 256 threads fit, not
+/// 8). Only the speed depends on it. Asked once per device and kernel instantiation (per_device_once): an enqueue
+/// should not pay for an occupancy query between its two launches.
 template <class Source>
 unsigned resident_blocks_per_sm() {
-    int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, exact_kernel<Source>,
-                                                             static_cast<int>(tuning::block_threads), 0),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor(exact_kernel)", "check that a CUDA device is present");
-    if (blocks < 1) return 1;
-    return static_cast<unsigned>(blocks) < tuning::exact_blocks_per_sm ? static_cast<unsigned>(blocks)
-                                                                       : tuning::exact_blocks_per_sm;
+    static std::array<std::atomic<unsigned>, 64> cache{};
+    return per_device_once(cache, [](int) {
+        int blocks = 0;
+        check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, exact_kernel<Source>,
+                                                                 static_cast<int>(tuning::block_threads), 0),
+                   "cudaOccupancyMaxActiveBlocksPerMultiprocessor(exact_kernel)", "check that a CUDA device is present");
+        const unsigned fit = blocks < 1 ? 1u : static_cast<unsigned>(blocks);
+        return fit < tuning::exact_blocks_per_sm ? fit : tuning::exact_blocks_per_sm;
+    });
 }
 
 template <class Source>

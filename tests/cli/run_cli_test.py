@@ -13,9 +13,12 @@ import argparse
 import json
 import math
 import os
+import resource
+import shutil
 import struct
 import subprocess
 import sys
+import threading
 from fractions import Fraction
 
 U32 = Fraction(1, 2**24)  # unit roundoff of float32
@@ -113,8 +116,9 @@ def is_upward_rounding(printed, exact):
 # ---- running the CLI -------------------------------------------------------------------------------------------------
 
 class Cli:
-    def __init__(self, path):
+    def __init__(self, path, project_version=None):
         self.path = path
+        self.project_version = project_version  # the CMake project's version, for --version
 
     def run(self, *args, stdin=None, expect_rc=None):
         p = subprocess.run([self.path, *args], input=stdin, capture_output=True, timeout=120)
@@ -357,6 +361,210 @@ def case_bad_input(cli, g, work):
     check("sum" in out and "covers" in out, f"help lists the subcommands\n{shown}")
 
 
+def run_raw(cli, args, **kw):
+    """Runs the CLI with subprocess keywords of the caller's choice (stdin from a pipe, a closed stdin, pass_fds)."""
+    p = subprocess.run([cli.path, *args], capture_output=True, timeout=120, **kw)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    return p.returncode, out, err, f"$ exactref {' '.join(args)}\n--- rc {p.returncode}\n--- stdout\n{out}\n--- stderr\n{err}"
+
+
+def check_gauss_sum(g, rc, out, shown, what):
+    check(rc == 0, f"{what}: exit 0\n{shown}")
+    j = json.loads(out)
+    check(j["n"] == g.n and j["exact"] == exact_decimal(g.exact), f"{what}: all {g.n} values, exact sum\n{shown}")
+
+
+def feed_fifo(path, data):
+    """Writes data into the FIFO from a thread (open blocks until the CLI opens it for reading); returns a function
+    that waits for the writer, releasing it first if the CLI never opened the FIFO."""
+    def write():
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:
+            pass
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+
+    def finish():
+        t.join(0.5)
+        if t.is_alive():  # the reader never came: open the read end ourselves so open() in the writer returns
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            t.join(10)
+            os.close(fd)
+    return finish
+
+
+def case_stream_input(cli, g, work):
+    # Inputs that cannot seek back to their start: a pipe named /dev/stdin, a FIFO, a pipe named /dev/fd/N (what
+    # bash's process substitution <(...) passes). They used to read as n = 0 with exit 0. The gauss data (about
+    # 150 KB as text, 40 KB as .npy) is more than one read of a pipe.
+    with open(g.path, "rb") as f:
+        text = f.read()
+    npy_path = os.path.join(work, "gauss.npy")
+    write_npy(npy_path, "<f4", (10000,), b"".join(struct.pack("<f", v) for v in g.values))
+    with open(npy_path, "rb") as f:
+        npy = f.read()
+    for data, what in ((text, "text"), (npy, ".npy")):
+        rc, out, _, shown = run_raw(cli, ["sum", "--json", "--dtype", "float32", "/dev/stdin"], input=data)
+        check_gauss_sum(g, rc, out, shown, f"{what} through a pipe named /dev/stdin")
+        fifo = os.path.join(work, "data.fifo")
+        if os.path.exists(fifo):
+            os.remove(fifo)
+        os.mkfifo(fifo)
+        finish = feed_fifo(fifo, data)
+        rc, out, _, shown = run_raw(cli, ["sum", "--json", "--dtype", "float32", fifo])
+        finish()
+        os.remove(fifo)
+        check_gauss_sum(g, rc, out, shown, f"{what} through a FIFO")
+        r, w = os.pipe()
+        writer = threading.Thread(target=lambda: (_write_all(w, data), os.close(w)))
+        writer.start()
+        rc, out, _, shown = run_raw(cli, ["sum", "--json", "--dtype", "float32", f"/dev/fd/{r}"], pass_fds=(r,))
+        writer.join(10)
+        os.close(r)
+        check_gauss_sum(g, rc, out, shown, f"{what} through a pipe named /dev/fd/{r}")
+    # The reviewer's case, through bash's own process substitution, where bash is there: exact, so 0 is not covered.
+    if shutil.which("bash"):
+        p = subprocess.run(["bash", "-c", "exec \"$0\" covers <(printf '1 2 3\\n') 0 --standard exact", cli.path],
+                           capture_output=True, timeout=120)
+        out = p.stdout.decode()
+        check(p.returncode == 1 and "n = 3" in out and "NOT COVERED" in out,
+              f"process substitution: n = 3, 0 is not the exact sum 6\n{out}{p.stderr.decode()}")
+    # A closed standard input is an error, not an empty array: '-' reads fd 0 through stdio, /dev/stdin cannot be
+    # opened at all.
+    for source, message in (("-", "<stdin>: cannot read standard input"), ("/dev/stdin", "/dev/stdin")):
+        rc, out, err, shown = run_raw(cli, ["sum", source], stdin=None, preexec_fn=lambda: os.close(0))
+        check(rc == 2 and message in err and out == "", f"closed stdin read as '{source}': exit 2\n{shown}")
+    # A read error of a file: reading /proc/self/mem at offset 0 fails with EIO.
+    if os.path.exists("/proc/self/mem"):
+        _, out, err, shown = cli.run("sum", "/proc/self/mem", expect_rc=2)
+        check("/proc/self/mem: read error" in err and out == "", f"a read error names the file\n{shown}")
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def case_npy_header_limits(cli, g, work):
+    # 13 bytes claiming a 4 GiB header: exit 2 at once. Under a 1 GiB address-space limit, the old reader's
+    # std::string of 4 GiB was an internal error (exit 3, std::bad_alloc).
+    path = os.path.join(work, "h.npy")
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x02\x00\xf0\xff\xff\xff{")
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    rc, out, err, shown = run_raw(cli, ["sum", path], preexec_fn=limit)
+    check(rc == 2 and "h.npy: .npy header too large" in err and "4294967280" in err and out == "",
+          f"a header length of 4294967280 is refused as too large\n{shown}")
+    # numpy's cap, 10000 header bytes: a valid header exactly that long is read; one byte longer is refused.
+    dict_text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"
+    for length, ok in ((10000, True), (10001, False)):
+        header = (dict_text + " " * (length - len(dict_text) - 1) + "\n").encode()
+        p = os.path.join(work, f"h{length}.npy")
+        with open(p, "wb") as f:
+            f.write(b"\x93NUMPY\x02\x00" + struct.pack("<I", length) + header + struct.pack("<3d", 1, 2, 0.5))
+        rc, out, err, shown = run_raw(cli, ["sum", "--json", p])
+        if ok:
+            check(rc == 0 and json.loads(out)["exact"] == "3.5", f"a {length}-byte header is read\n{shown}")
+        else:
+            check(rc == 2 and "header too large" in err, f"a {length}-byte header is refused\n{shown}")
+
+
+def case_npy_descr(cli, g, work):
+    values = [0.1, -2.5e-3, 5e-324]  # every double is exact as a Fraction
+    exact = exact_decimal(sum(Fraction(v) for v in values))
+    native_little = sys.byteorder == "little"
+    # numpy's spellings of the float dtypes (np.dtype(descr)); '=', '|' and none mean the host's byte order.
+    for descr, fmt, dtype in (("<d", "<d", "float64"), ("=f8", "<d", "float64"), ("|f8", "<d", "float64"),
+                              ("<f", "<f", "float32"), ("<e", "<e", "float16"), ("float64", "<d", "float64")):
+        if not native_little and descr[0] != "<":
+            continue
+        p = os.path.join(work, "spelling.npy")
+        data = [struct.unpack(fmt, struct.pack(fmt, v))[0] for v in values]  # rounded into the dtype by struct
+        write_npy(p, descr, (3,), b"".join(struct.pack(fmt, v) for v in data))
+        _, out, _, shown = cli.run("sum", "--json", p, expect_rc=0)
+        j = json.loads(out)
+        check(j["dtype"] == dtype and j["exact"] == exact_decimal(sum(Fraction(v) for v in data)),
+              f"descr '{descr}' is {dtype}\n{shown}")
+    check(exact_decimal(sum(Fraction(v) for v in values)) == exact, "oracle")
+    # ml_dtypes' bfloat16 is saved as '<V2': only --dtype bfloat16 says what the bytes are.
+    bf16_bits = [0x3F80, 0xC000, 0x0001]  # 1, -2, 2^-133 (the smallest bfloat16 subnormal)
+    p = os.path.join(work, "bf16.npy")
+    write_npy(p, "<V2", (3,), b"".join(struct.pack("<H", b) for b in bf16_bits))
+    _, out, _, shown = cli.run("sum", "--json", "--dtype", "bfloat16", p, expect_rc=0)
+    want = sum(Fraction(struct.unpack("<f", struct.pack("<I", b << 16))[0]) for b in bf16_bits)
+    check(json.loads(out)["exact"] == exact_decimal(want), f"'<V2' read as bfloat16 when asked\n{shown}")
+    for args in ((), ("--dtype", "float16")):
+        _, _, err, shown = cli.run("sum", *args, p, expect_rc=2)
+        check("'<V2' is raw 2-byte data" in err and "--dtype bfloat16" in err, f"'<V2' refused, with the fix\n{shown}")
+    # Text after the dict, and a descr with a NUL in it (shown escaped, not cut at the NUL).
+    p = os.path.join(work, "garbage.npy")
+    with open(p, "wb") as f:
+        header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), } garbage".ljust(117) + "\n"
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack("<d", 1))
+    _, _, err, shown = cli.run("sum", p, expect_rc=2)
+    check("text after the closing '}'" in err, f"text after the header dict\n{shown}")
+    p = os.path.join(work, "nul.npy")
+    write_npy(p, "<f8\0x", (1,), struct.pack("<d", 1))
+    _, _, err, shown = cli.run("sum", p, expect_rc=2)
+    check("unsupported dtype '<f8\\x00x'" in err, f"a NUL in the descr is escaped\n{shown}")
+
+
+def case_text_forms(cli, g, work):
+    p = os.path.join(work, "bom.txt")
+    with open(p, "wb") as f:
+        f.write(b"\xef\xbb\xbf0.5, 0.25\n")
+    _, out, _, shown = cli.run("sum", "--json", p, expect_rc=0)
+    check(json.loads(out)["exact"] == "0.75", f"a UTF-8 BOM at the start is skipped\n{shown}")
+    p = os.path.join(work, "cr.txt")
+    with open(p, "wb") as f:
+        f.write(b"1\r2\rx\r")
+    _, out, err, shown = cli.run("sum", p, expect_rc=2)
+    check(f"{p}:3: not a number: 'x'" in err, f"a lone CR ends a line\n{shown}")
+    with open(p, "wb") as f:
+        f.write(b"1 # one\r2 # two\r\n4\r")
+    _, out, _, shown = cli.run("sum", "--json", p, expect_rc=0)
+    check(json.loads(out)["exact"] == "7", f"a comment ends at a lone CR\n{shown}")
+
+
+def case_usage_errors(cli, g, work):
+    _, out, err, shown = cli.run("frob", expect_rc=2)
+    check("unknown subcommand 'frob'" in err and "sum" in err and out == "", f"unknown subcommand\n{shown}")
+    rc, out, err, shown = cli.run("--version")
+    if rc == 0:
+        check(out.strip() == f"exactref {cli.project_version}", f"--version prints the project's version\n{shown}")
+    else:
+        check(rc == 2 and "does not know its version" in err and "subcommand" not in err,
+              f"--version is refused clearly when the build has no version\n{shown}")
+    _, out, err, shown = cli.run("sum", "--dtype=", g.path, expect_rc=2)
+    check("the value of --dtype is empty" in err and out == "", f"an empty --dtype= is named\n{shown}")
+    # docs/cli.md, "Which H for tree:H": below ceil(log2 10000) = 14 the tree cannot hold the data.
+    _, out, err, shown = cli.run("covers", g.path, "30.6", "--dtype", "float32", "--standard", "tree:13", expect_rc=2)
+    check("a tree of height 13 holds at most 8192 terms" in err and out == "", f"tree:13 for 10000 terms\n{shown}")
+
+
+def case_covers_input_as_given(cli, g, work):
+    # main() puts a blank before negative numbers so that CLI11 keeps them positional; the JSON 'input' is the text
+    # as given all the same.
+    results = ["-1.5", "-inf", "-0x1p+0", "0x1.e9ab46p+4", "-nan"]
+    _, out, _, shown = cli.run("covers", g.path, *results, "--dtype", "float32", "--json", expect_rc=1)
+    inputs = [v["input"] for v in json.loads(out)["verdicts"]]
+    check(inputs == results, f"inputs as given: {inputs}\n{shown}")
+    _, out, _, shown = cli.run("covers", g.path, *results, "--dtype", "float32", expect_rc=1)
+    lines = [line for line in out.splitlines() if "COVERED" in line and "results covered" not in line]
+    shown_results = [line.split("COVERED", 1)[1].split()[0] for line in lines]
+    check(shown_results == ["-1.5", "-inf", "-1", "30.604315", "nan"], f"text output results\n{shown}")
+    # A FILE whose name is a negative number is read under that name.
+    path = os.path.join(work, "-1")
+    with open(path, "w") as f:
+        f.write("0.5 0.25\n")
+    p = subprocess.run([cli.path, "sum", "--json", "-1"], capture_output=True, timeout=120, cwd=work)
+    check(p.returncode == 0 and json.loads(p.stdout)["exact"] == "0.75",
+          f"a file named -1\n{p.stdout.decode()}{p.stderr.decode()}")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
@@ -365,12 +573,13 @@ def main():
     parser.add_argument("--cli", required=True)
     parser.add_argument("--data", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--project-version", help="the CMake project's version, which --version prints")
     parser.add_argument("case", choices=sorted(CASES))
     a = parser.parse_args()
     work = os.path.join(a.work, a.case)
     os.makedirs(work, exist_ok=True)
     try:
-        CASES[a.case](Cli(a.cli), Gauss(a.data), work)
+        CASES[a.case](Cli(a.cli, a.project_version), Gauss(a.data), work)
     except Failure as e:
         print(f"FAILED cli.{a.case}: {e}", file=sys.stderr)
         return 1

@@ -9,10 +9,11 @@ if(NOT Python3_Interpreter_FOUND)
   return()
 endif()
 
-foreach(case sum_text sum_json_and_stdin sum_float16 covers_orders covers_not_covered covers_json npy_input bad_input)
+foreach(case sum_text sum_json_and_stdin sum_float16 covers_orders covers_not_covered covers_json npy_input bad_input
+             stream_input npy_header_limits npy_descr text_forms usage_errors covers_input_as_given)
   add_test(NAME cli.${case}
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/cli/run_cli_test.py
                    --cli $<TARGET_FILE:exactref_cli> --data ${EXACTREF_SHARED_DATA}
-                   --work ${CMAKE_CURRENT_BINARY_DIR}/cli-test ${case})
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/cli-test --project-version ${PROJECT_VERSION} ${case})
   set_tests_properties(cli.${case} PROPERTIES LABELS unit TIMEOUT 120)
 endforeach()

@@ -16,3 +16,12 @@ foreach(src ${_exactref_gpu_tests})
 endforeach()
 unset(_exactref_cuda_tests)
 unset(_exactref_gpu_tests)
+
+# The library's CUDA options win over the user's CMAKE_CUDA_FLAGS (e.g. --use_fast_math): the float tree kernels,
+# compiled to PTX as the library compiles them, hold no .ftz./.approx./fma. instruction (cmake/exactref_check_ptx.cmake).
+if(TARGET exactref_cuda_ptx)
+  add_test(NAME cuda_flags.tree_ptx
+           COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DCONFIG=$<CONFIG>
+                   "-DPTX_FILES=$<TARGET_OBJECTS:exactref_cuda_ptx>" -P ${PROJECT_SOURCE_DIR}/cmake/exactref_check_ptx.cmake)
+  set_tests_properties(cuda_flags.tree_ptx PROPERTIES LABELS unit TIMEOUT 300)
+endif()

@@ -151,6 +151,30 @@ def test_pairwise_is_numpys_add_reduce(dtype, n):
     assert er.pairwise_sum(x) == np.add.reduce(x)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("n", [1, 2, 5, 7, 8, 9, 20, 128, 129, 200, 1000])
+def test_pairwise_signed_zeros_are_numpys(dtype, n):
+    """np.add.reduce starts its output at the identity +0.0 and adds the pairwise sum to it: an all -0.0 array sums
+    to +0.0 (the pairwise sum alone would keep -0.0), any other array to the pairwise sum. Bits, not ==
+    (-0.0 == 0.0); numpy itself is the reference. float16: numpy sums in float32 and rounds once."""
+    def pairwise(x):
+        if dtype == np.float16:
+            return np.float16(er.pairwise_sum(x, acc="float32"))
+        return er.pairwise_sum(x)
+
+    zeros = np.full(n, -0.0, dtype)
+    arrays = [zeros, zeros[::-1].copy()]
+    for pos in (0, n // 2, n - 1):
+        for value in (0.0, -np.finfo(dtype).smallest_subnormal, -1.5):
+            x = zeros.copy()
+            x[pos] = value
+            arrays.append(x)
+    for x in arrays:
+        want, got = np.add.reduce(x), pairwise(x)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (x[:10], got, want)
+    assert not np.signbit(pairwise(zeros))  # numpy 2.4: np.add.reduce(np.full(n, -0.0)) is 0.0
+
+
 def test_design_harmonic_numbers():
     # shared/DESIGN.md §4: 1/i, i = 1..10^7, in float64.
     x = 1.0 / np.arange(1, 10 ** 7 + 1, dtype=np.float64)

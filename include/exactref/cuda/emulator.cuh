@@ -99,7 +99,7 @@ node<Acc> block_reduce_nodes(const std::vector<node<Acc>>& per_thread, plant fau
     return warp_levels<Step>(std::move(regs), tuning::warps_per_block, fault);
 }
 
-/// One halving(256) leaf by one warp (tree_kernels.h, warp_halving_leaf).
+/// One halving(256) leaf by one warp (src/cuda/tree_kernels.h, the leaf loop of halving_tile_kernel).
 template <class Step, class T>
 typename Step::value_type warp_halving_leaf(const T* x, unsigned count, plant fault) {
     using Acc = typename Step::value_type;

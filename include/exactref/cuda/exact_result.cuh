@@ -1,9 +1,9 @@
 // exactref/cuda/exact_result.cuh — host side of the exact device sum: the state a kernel (or the block emulator)
 // leaves, turned into the exactref::reference that exactref::sum / exactref::dot would give for the same data.
 //
-// Host only (it builds superaccumulators); used by src/cuda/exact_reference.cpp and by the emulator tests. The
-// result equals the host reference in everything covers() and the tests can observe: the exact s and S, n, the
-// special state (NaN seen, ±Inf counts, the -0.0/+0.0 flags), term_format, is_dot, min_product_exponent and
+// Host only (it builds superaccumulators); used by src/cuda/api.cpp (device_exact_reference) and by the emulator
+// tests. The result equals the host reference in everything covers() and the tests can observe: the exact s and S, n,
+// the special state (NaN seen, ±Inf counts, the -0.0/+0.0 flags), term_format, is_dot, min_product_exponent and
 // product_may_underflow.
 #pragma once
 

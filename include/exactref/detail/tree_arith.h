@@ -10,7 +10,8 @@
 // product (at most 22 bits; exponents within binary64's range); a bfloat16 sum is exact unless the exponents differ
 // by more than 44 (the exact sum then spans more than 53 bits), and then its one binary64 rounding is innocuous
 // because 53 >= 2·8 + 2 (Figueroa 1995) — and the binary64 value is rounded once to the format by round_double_to
-// (integer operations: no FP-environment effect).
+// (integer operations). The widening of bfloat16 and the binary64 operation are hardware steps, which DAZ/FTZ and the
+// rounding mode would change: the trees and orders run them in the default environment (detail/fp_environment.h).
 #pragma once
 
 #include <bit>          // std::bit_cast

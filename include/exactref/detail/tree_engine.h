@@ -11,6 +11,12 @@
 // subtrees are computed on which thread. Every kernel below computes exactly the operations of the shape, in the
 // shape's order, one IEEE operation per step; vector lanes hold different slots or different leaves, never a
 // re-associated partial result.
+//
+// Every float step runs in the default floating-point environment (round to nearest even, no FTZ/DAZ), whatever the
+// caller's: tree_reduce and reduce_chunked compute under a detail/fp_environment.h guard on the calling thread
+// (in_tree_fp_environment), and each thread of the OpenMP team in span_tree::evaluate holds its own for its share (the
+// environment is per thread, and pool threads keep whatever they last had; its results go to memory, which the
+// guard's barriers keep in order). Integer trees do no floating-point arithmetic and hold none.
 #pragma once
 
 #include <omp.h>
@@ -29,6 +35,7 @@
 #include <xmmintrin.h>  // _MM_TRANSPOSE4_PS
 #endif
 
+#include "exactref/detail/fp_environment.h"
 #include "exactref/detail/tree_arith.h"
 #include "exactref/tree.h"
 
@@ -68,6 +75,19 @@ constexpr const char* type_name() noexcept {
         else if constexpr (sizeof(T) == 4) return "uint32";
         else return "uint64";
     }
+}
+
+/// The guard a reduction in Acc holds on each thread that computes (file comment): the default environment for the
+/// float formats (float16/bfloat16 steps are binary64 operations, and their float accumulation is float arithmetic),
+/// nothing for integers.
+template <class Acc>
+using tree_fp_environment = std::conditional_t<tree_integer<Acc>, no_fp_environment, default_fp_environment>;
+
+/// f() on the calling thread under tree_fp_environment<Acc>, its result complete before the guard ends.
+template <class Acc, class F>
+Acc in_tree_fp_environment(F&& f) {
+    if constexpr (tree_integer<Acc>) return f();
+    else return in_default_fp_environment(f);
 }
 
 // ---- nodes ------------------------------------------------------------------------------------------------------------
@@ -308,6 +328,8 @@ public:
         const std::size_t stride = std::max<std::size_t>(scratch_size(), 1);
 #pragma omp parallel num_threads(static_cast<int>(threads))
         {
+            // Per thread: a pool thread computes in whatever environment it last had unless it sets the default one.
+            [[maybe_unused]] const tree_fp_environment<Acc> environment;
             Acc* my_scratch = scratch.data() + static_cast<std::size_t>(omp_get_thread_num()) * stride;
 #pragma omp for schedule(static)
             for (std::size_t b = 0; b < blocks; ++b) results[b] = subtree(b << block_level, block_level, my_scratch);
@@ -570,8 +592,10 @@ template <class T, class Acc>
 Acc tree_reduce(std::span<const T> xs, reduce_op op, const tree_shape& shape, const tree_options& options) {
     check_tree_arguments(shape, !options.mask.empty(), options.check_overflow, tree_integer<T>, op, "tree_reduce");
     if (!options.mask.empty()) check_mask_size(options.mask.size(), xs.size(), "tree_reduce");
-    return with_step<Acc>(op, options.check_overflow, [&]<class Step>() {
-        return run_tree<T, Acc, Step>(xs, shape, options, op);
+    // The calling thread's environment (each team thread sets its own in span_tree::evaluate).
+    return in_tree_fp_environment<Acc>([&] {
+        return with_step<Acc>(op, options.check_overflow,
+                              [&]<class Step>() { return run_tree<T, Acc, Step>(xs, shape, options, op); });
     });
 }
 
@@ -584,8 +608,11 @@ Acc reduce_chunked(std::span<const std::span<const T>> chunks, reduce_op op, con
     for (std::size_t c = 0; c < options.masks.size(); ++c) mask_sizes[c] = options.masks[c].size();
     check_tree_arguments(shape, !options.masks.empty(), options.check_overflow, tree_integer<T>, op, "reduce_chunked");
     const unsigned chunk_level = check_chunking(shape, sizes, mask_sizes, !options.masks.empty());
-    return with_step<Acc>(op, options.check_overflow, [&]<class Step>() {
-        return run_chunked<T, Acc, Step>(chunks, shape, options, chunk_level, op);
+    // The calling thread's environment (each team thread sets its own in span_tree::evaluate).
+    return in_tree_fp_environment<Acc>([&] {
+        return with_step<Acc>(op, options.check_overflow, [&]<class Step>() {
+            return run_chunked<T, Acc, Step>(chunks, shape, options, chunk_level, op);
+        });
     });
 }
 
