@@ -91,7 +91,10 @@ tree_shape parse_tree_shape(std::string_view text) {
     } else {
         return fail();
     }
-    if (rest.starts_with(':')) rest.remove_prefix(1);
+    if (rest.starts_with(':')) {
+        rest.remove_prefix(1);
+        if (rest.empty()) return fail();  // "fold:" names no leaf size
+    }
     if (rest.empty()) return kind == tree_kind::halving ? halving() : fold();
     std::size_t leaf = 0;
     const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), leaf);

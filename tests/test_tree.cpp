@@ -548,6 +548,8 @@ TEST(TreeShapes, NamesParsingAndHeights) {
     EXPECT_EQ(parse_tree_shape("halving8"), halving(8));
     EXPECT_THROW(parse_tree_shape("pairwise"), std::invalid_argument);
     EXPECT_THROW(parse_tree_shape("fold12"), std::invalid_argument);
+    EXPECT_THROW(parse_tree_shape("fold:"), std::invalid_argument);
+    EXPECT_THROW(parse_tree_shape("halving:"), std::invalid_argument);
     EXPECT_THROW(halving(3), std::invalid_argument);
     EXPECT_THROW(fold(1), std::invalid_argument);
     EXPECT_THROW(fold(0), std::invalid_argument);

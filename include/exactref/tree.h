@@ -33,7 +33,10 @@
 //     not change the result) unless tree_options::check_overflow asks for overflow to be decided in tree order.
 //
 // min and max are IEEE 754-2019 minimum and maximum (§9.6): a NaN operand gives NaN, and -0.0 < +0.0; compared on
-// the encodings, so they are associative and commutative and every shape gives the same value. any and all return
+// the encodings, so they are associative and commutative and every shape gives the same value — except which NaN:
+// with several NaN elements the result is one of them, which one may depend on the shape (IEEE 754 leaves the payload
+// of an operation on several NaNs open, §6.2.3), and a signaling NaN element is returned as it is, not quieted.
+// NaN results of float16/bfloat16 sums and products are the format's default quiet NaN (no payload). any and all return
 // 1 or 0 in the accumulation type; an element counts as true when it is not ±0 (NaN counts as true, as in numpy).
 //
 // Determinism promised: for a given (shape, op, element type, accumulation type, data, mask) the result bits are the
