@@ -67,16 +67,16 @@ struct lane_sums {
 };
 
 // One normal-or-zero binary64 term (raw bits) into a signed and a second lane pair, the latter with sign `t_sign`
-// (0 or -1). top: the window's base exponent field, >= the term's field. A zero (field 0) adds nothing: it is tested
-// for, not left to lie below the window, since the error terms' window (top - 52) may reach down to field 0 (a zero
-// operand times a value below 2^76 in a block of such pairs gave 2^-1023 from the implicit bit of e = 0).
+// (0 or -1). top: the window's base exponent field, >= the term's field and > W, so that a zero (field 0) lies below
+// the window and adds nothing (its implicit bit would be wrong); the callers keep it so (f64_scan_block: top > W + 52
+// for the error terms' window top - 52).
 inline void add_to_lanes(std::uint64_t bits, std::int64_t top, std::int64_t t_sign, std::int64_t& s_hi,
                          std::int64_t& s_lo, std::int64_t& t_hi, std::int64_t& t_lo, std::uint64_t& flagged) noexcept {
     constexpr std::uint64_t frac = (std::uint64_t{1} << 52) - 1;
     const auto field = static_cast<std::int64_t>((bits >> 52) & 0x7FF);
     const std::uint64_t m = (bits & frac) | (std::uint64_t{1} << 52);
     const std::int64_t shift = field - (top - window);
-    const bool in = shift >= 0 && field != 0;
+    const bool in = shift >= 0;
     const std::int64_t amount = in ? shift : 0;
     std::int64_t hi = static_cast<std::int64_t>(m >> 26) << amount;
     std::int64_t lo = static_cast<std::int64_t>(m & ((std::uint64_t{1} << 26) - 1)) << amount;
@@ -203,14 +203,18 @@ inline std::uint64_t f64_pair_safe(std::uint64_t x, std::uint64_t y) noexcept {
 
 // Pass 1 for binary64, fused with the block test: whether every pair is safe, and a window base: the largest
 // f_x + f_y - 1022 (exponent fields), at least the field of every p = fl(x·y) since |x·y| < 2^(E_x + E_y + 2); kept
-// above W so that zero products (field 0) always lie below the window. Meaningful only when every pair is safe.
+// above W + 52 so that zero products (field 0, window base top) and zero error terms e (field 0, window base
+// top - 52) always lie below their windows. (It was kept above W only: a block of zero-times-finite pairs with the
+// other operand below 2^76 put e = 0 inside its window, and its implicit bit added 2^-1023 per pair.) Products with a
+// field below top - W then take the slow path; with this floor that is only for fields below 53 (|x·y| < 2^-970).
+// Meaningful only when every pair is safe.
 struct f64_scan {
     std::uint64_t safe;
     std::int64_t top;
 };
 EXACTREF_DOT_CLONES f64_scan f64_scan_block(const double* x, const double* y, std::size_t n) {
     std::uint64_t ok = 1;
-    std::int64_t hi = window + 1;  // signed: GCC vectorizes this reduction, not the unsigned one
+    std::int64_t hi = window + 53;  // signed: GCC vectorizes this reduction, not the unsigned one
     for (std::size_t i = 0; i < n; ++i) {
         const auto xb = std::bit_cast<std::uint64_t>(x[i]), yb = std::bit_cast<std::uint64_t>(y[i]);
         ok &= f64_pair_safe(xb, yb);
