@@ -82,7 +82,10 @@ struct prepared_reference {
     bool pos_inf_reachable = false, neg_inf_reachable = false;
     bool products_may_underflow = false;  // dot: a negative product may round to -0.0
     bool final_rounding_may_flush = false;  // mixed: a negative accumulated value may round to -0.0 in out
-    bool overflow_saturates = false;        // directed: a partial sum may overflow and stay at ±max (RZ, RD, RU)
+    bool overflow_saturates = false;        // directed, terms of both signs: a saturated partial sum may end anywhere
+    bool saturates_positive = false;        // directed, positive terms only: +max may be the result (RD, RZ)
+    bool saturates_negative = false;        // directed, negative terms only: -max may be the result (RU, RZ)
+    mpq_class saturation_value;             // that max: the smaller largest finite value of acc and out
     // exact values (finite terms)
     mpq_class s;
     prepared_bound bound;
@@ -110,7 +113,8 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
     const mpq_class eta = pow2(acc.emin - acc.precision + u_shift);  // η: the underflow unit (Higham (3.5))
     // A product's own rounding lies on its path with or without an FMA: a chain acc = fma(x, y, acc) starts with
     // fma(x_1, y_1, 0) = RN(x_1·y_1), or adds RN(x_2·y_2) computed alone, so the deepest product still sees depth + 1.
-    const std::uint64_t product_rounding = dot ? 1 : 0;
+    const std::uint64_t products = n - (dot && ref.has_initial && n > 0 ? 1 : 0);  // K: the terms that are products
+    const std::uint64_t product_rounding = dot && products > 0 ? 1 : 0;
     auto depth_factor = [&](std::uint64_t depth) -> std::optional<mpq_class> {
         if (depth > std::numeric_limits<std::uint64_t>::max() - product_rounding) return std::nullopt;  // k·u >= 1
         return gamma(depth + product_rounding, u);
@@ -133,8 +137,7 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
             // results, depth 1 + 3. An initial C (beta = 1) takes one more combine rounding on every chunk's path,
             // whether the chunks are added onto C (atomics into an existing output) or C starts one chunk (that chunk
             // then has k + 1 terms).
-            const std::uint64_t initial = dot && ref.has_initial && n > 0 ? 1 : 0;
-            const std::uint64_t products = n - initial;
+            const std::uint64_t initial = n - products;
             const std::uint64_t k = products / m.chunks + (products % m.chunks != 0 ? 1 : 0);  // no overflow
             const std::uint64_t used = std::min(m.chunks, products);  // non-empty chunks, at most
             std::uint64_t depth = 0;
@@ -197,12 +200,18 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
         throw std::invalid_argument("standard '" + model.name() + "': +fma applies to dot products, not to sums");
     const format_info& term = info(ref.term_format);
     const bool bound_model = model.kind != standard_kind::exact && model.kind != standard_kind::faithful;
-    if (bound_model && !fits_in(term, *p.acc))
+    if (bound_model && !fits_in(term, *p.acc)) {
+        const std::string mixed_name = "mixed:" + std::string(term.name) + ":" + std::string(result.name);
+        if (ref.is_dot)
+            throw std::invalid_argument(
+                "standard '" + model.name() + "' accumulates in " + std::string(p.acc->name) + ", which cannot hold the " +
+                std::string(term.name) + " inputs exactly: if the kernel rounds its inputs to " +
+                std::string(p.acc->name) + ", build the reference from the rounded inputs (they are what it multiplied); "
+                "if it accumulates in " + std::string(term.name) + " and rounds the result, use " + mixed_name);
         throw std::invalid_argument("standard '" + model.name() + "' accumulates in " + std::string(p.acc->name) +
-                                    ", which cannot hold the " + std::string(term.name) +
-                                    (ref.is_dot ? " inputs" : " terms") + " exactly: use mixed:" +
-                                    std::string(term.name) + ":" + std::string(result.name) +
-                                    " or a result of a wider format");
+                                    ", which cannot hold the " + std::string(term.name) + " terms exactly: use " +
+                                    mixed_name + " or a result of a wider format");
+    }
 
     const superaccumulator& sum = ref.sum;
     p.rn_bits = sum.round_bits(result, rounding::to_nearest_even);
@@ -237,17 +246,28 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     };
     mpq_class threshold = threshold_of(result);
     if (p.acc != &result) threshold = std::min(threshold, threshold_of(*p.acc));
+    const mpq_class positive = (w + p.s) / 2;
+    const mpq_class negative = (w - p.s) / 2;
     if (!p.bound.finite) {
         p.pos_inf_reachable = p.neg_inf_reachable = true;
     } else {
-        const mpq_class positive = (w + p.s) / 2;
-        const mpq_class negative = (w - p.s) / 2;
         p.pos_inf_reachable = (1 + p.bound.factor) * positive >= threshold;
         p.neg_inf_reachable = (1 + p.bound.factor) * negative >= threshold;
     }
-    // Directed rounding does not make overflow sticky: RZ (and RD for a positive, RU for a negative partial sum) gives
-    // ±max (IEEE 754-2019 §7.4), later terms move it again, and the result can end anywhere: no bound holds then.
-    p.overflow_saturates = model.directed && (p.pos_inf_reachable || p.neg_inf_reachable);
+    // Directed rounding does not make overflow sticky: a partial sum beyond max rounds to ±max under RZ (and RD for a
+    // positive, RU for a negative one; IEEE 754-2019 §7.4). With terms of one sign the partial sums only grow, so a
+    // saturated sum stays at ±max (or becomes Inf): ±max is the one result to add. With terms of both signs later terms
+    // move it again (max + max - max = 0 under RZ) and no bound holds. An exact partial sum must exceed max (strictly)
+    // to overflow.
+    if (model.directed && p.bound.finite) {
+        const bool beyond_positive = (1 + p.bound.factor) * positive > threshold;
+        const bool beyond_negative = (1 + p.bound.factor) * negative > threshold;
+        const bool both_signs = sgn(positive) > 0 && sgn(negative) > 0;
+        p.overflow_saturates = both_signs && (beyond_positive || beyond_negative);
+        p.saturates_positive = !both_signs && beyond_positive;
+        p.saturates_negative = !both_signs && beyond_negative;
+        p.saturation_value = threshold;
+    }
     // mixed: the rounding from acc into a narrower out turns a negative accumulated value of magnitude at most half
     // out's smallest subnormal into -0.0 (IEEE 754-2019 §6.3 covers exact zeros only); such a value is reachable
     // when the accumulation's interval [s - B_acc, s + B_acc] holds a negative number.
@@ -350,10 +370,17 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
     // Step C5: |r - s| <= B, exactly (every finite result when a directed-rounding overflow may saturate).
     const mpq_class err = value_to_mpq(f, r_bits) - p.s;
     const mpq_class abs_err = abs(err);
-    v.covered = !p.bound.finite || p.overflow_saturates || abs_err <= p.bound.value;
-    if (p.overflow_saturates && !(p.bound.finite && abs_err <= p.bound.value))
-        v.reason = "directed rounding: a partial sum may overflow and saturate at the largest finite value "
-                   "(IEEE 754-2019 §7.4), after which no bound holds";
+    const mpq_class r_value = value_to_mpq(f, r_bits);
+    const bool saturated = (p.saturates_positive && r_value == p.saturation_value) ||
+                           (p.saturates_negative && r_value == -p.saturation_value);
+    const bool within = !p.bound.finite || abs_err <= p.bound.value;
+    v.covered = within || p.overflow_saturates || saturated;
+    if (!within && p.overflow_saturates)
+        v.reason = "directed rounding, terms of both signs: a partial sum may overflow and saturate at the largest "
+                   "finite value (IEEE 754-2019 §7.4), and later terms move it again: no bound holds";
+    else if (!within && saturated)
+        v.reason = "directed rounding: the terms' partial sums may exceed the largest finite value, which RZ (and RD "
+                   "or RU on that side) gives instead of Inf (IEEE 754-2019 §7.4)";
     v.error = to_double(err, rounding::to_nearest_even);
     v.bound = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
     if (!p.bound.finite) v.ratio = 0;

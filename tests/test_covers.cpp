@@ -262,8 +262,13 @@ TEST(Bound, DotInputsMustFitTheAccumulationFormat) {
         covers(r, ref, any_order());
         FAIL() << "expected std::invalid_argument";
     } catch (const std::invalid_argument& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("build the reference from the rounded inputs"));
         EXPECT_THAT(e.what(), ::testing::HasSubstr("use mixed:float64:float32"));
     }
+    // what the message advises for this kernel: the reference of the inputs it multiplied
+    const std::vector<float> seen{static_cast<float>(x[0])};
+    EXPECT_TRUE(covers(r, dot(std::span<const float>(seen), std::span<const float>(seen)), any_order()));
+    // mixed models a kernel that accumulates the float64 products and rounds once; it is not this kernel
     EXPECT_NO_THROW(covers(r, ref, mixed(dtype::float64, dtype::float32)));
 }
 
@@ -288,6 +293,37 @@ TEST(SpecialValues, DirectedOverflowSaturates) {
     // no reachable overflow: the directed bound still decides
     const reference small = sum(std::vector<double>{1.0, 2.0});
     EXPECT_FALSE(covers(0.0, small, directed(any_order())));
+    // a single max: no partial sum exceeds max (an exact max does not overflow), so nothing saturates
+    const reference one_max = sum(std::vector<double>{max});
+    EXPECT_FALSE(covers(0.0, one_max, directed(any_order())));
+    EXPECT_FALSE(covers(-1e300, one_max, directed(tree(0))));
+    // terms of one sign: partial sums only grow, so a saturated sum stays at max: max is covered, nothing else is
+    // added (64 × 984 = 62976 in float16: (1 + 63·2u)·P exceeds 65504)
+    const reference near_top = sum(std::vector<float16>(64, float16(984.0f)));
+    EXPECT_TRUE(covers(float16(65504.0f), near_top, directed(any_order())));
+    EXPECT_FALSE(covers(float16(65504.0f), near_top, any_order()));  // RN: beyond Ω it is Inf, below it the bound
+    for (const float bad : {0.0f, 1.0f, -65504.0f, 50000.0f}) {  // B = 63·2^-10·62976 ≈ 3875
+        SCOPED_TRACE(bad);
+        EXPECT_FALSE(covers(float16(bad), near_top, directed(any_order())));
+    }
+    const reference near_bottom = sum(std::vector<float16>(64, float16(-984.0f)));
+    EXPECT_TRUE(covers(float16(-65504.0f), near_bottom, directed(any_order())));
+    EXPECT_FALSE(covers(float16(65504.0f), near_bottom, directed(any_order())));
+    // mixed with a float16 accumulator: the saturated value is float16's max, read as a float32 result
+    EXPECT_TRUE(covers(65504.0f, near_top, directed(mixed(dtype::float16, dtype::float32))));
+    EXPECT_FALSE(covers(0.0f, near_top, directed(mixed(dtype::float16, dtype::float32))));
+}
+
+// An existing output and no products: the result is the output itself, no product rounding to allow for.
+TEST(Bound, ExistingOutputWithoutProducts) {
+    const std::vector<float> none;
+    const float c = 0x1.fffffep0f;
+    const reference ref = dot(std::span<const float>(none), std::span<const float>(none), c);
+    for (const standard& model : {split_k(1), tree(0), any_order()}) {
+        SCOPED_TRACE(model.name());
+        EXPECT_TRUE(covers(c, ref, model));
+        EXPECT_FALSE(covers(2.0f, ref, model));  // one ulp off: γ_1·|c| would have covered it
+    }
 }
 
 // mixed(acc, out): a float16 accumulator overflows at 65520 although float32 results do not.

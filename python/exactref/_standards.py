@@ -10,9 +10,12 @@ standard=             bound B                                           source
 "faithful"            r is RD(s) or RU(s)                               —
 "any_order"           (n-1)·u·S  (dots: n·u·T, or γ_n·T + underflow)    Rump, BIT 52 (2012); Lange–Rump, BIT 57 (2017);
                                                                         Jeannerod–Rump, SIMAX 34 (2013); Higham (3.5)
-"tree", height=h      γ_h·S, γ_k = k·u/(1-k·u); h >= 0 (0: one term)    Higham, ASNA 2nd ed., §4.2
-"split_k", chunks=s   γ_{k+c-2}·S, k = ceil(n/s), c = min(s, n);       per-leaf depth form of Higham §4.2
-                      combine="pairwise": γ_{k-1+ceil(log2 c)}·S
+"tree", height=h      γ_h·S, γ_k = k·u/(1-k·u); h >= 0 (0: one term);   Higham, ASNA 2nd ed., §4.2
+                      dots γ_{h+1}·T (the product's rounding)
+"split_k", chunks=s   γ_{k+c-2}·S, k = ceil(K/s), c = min(s, K);       per-leaf depth form of Higham §4.2
+                      combine="pairwise": γ_{k-1+ceil(log2 c)}·S;
+                      dots: K products, one more for the product's
+                      rounding and one more with initial=/c=
 "mixed", acc=, out=   (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S)       composition of the rows above
 "directed", base=     base with u replaced by 2u (any rounding mode)    Lange–Rump (2017)
 ====================  ================================================  =============================================
