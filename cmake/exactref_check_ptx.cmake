@@ -27,7 +27,7 @@ foreach(ptx IN LISTS PTX_FILES)
     continue()
   endif()
   file(STRINGS "${ptx}" rounded REGEX "^[ \t]*(add|mul)\\.rn\\.f(32|64)[ \t]")
-  file(STRINGS "${ptx}" offending REGEX "\\.ftz\\.|\\.approx\\.|^[ \t]*fma\\.")
+  file(STRINGS "${ptx}" offending REGEX "\\.ftz\\.|\\.approx\\.|(^|[ \t])(fma|mad)(\\.[a-z0-9]+)*\\.f(16|32|64)[ \t]")  # predicated lines too; not integer mad
   list(LENGTH rounded n_rounded)
   list(LENGTH offending n_offending)
   message(STATUS "${ptx}: ${n_rounded} add.rn/mul.rn.f32/f64, ${n_offending} .ftz./.approx./fma.")

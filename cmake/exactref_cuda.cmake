@@ -135,7 +135,7 @@ __global__ void probe(float* f, double* d) {
     set(${why_var} "nvcc could not compile the floating-point probe (${dir}/probe.cu) with the project's CUDA flags.\n  command: ${shown}\n  output: ${output}" PARENT_SCOPE)
     return()
   endif()
-  file(STRINGS "${dir}/probe.ptx" offending REGEX "\\.ftz\\.|\\.approx\\.|^[ \t]*fma\\.")
+  file(STRINGS "${dir}/probe.ptx" offending REGEX "\\.ftz\\.|\\.approx\\.|(^|[ \t])(fma|mad)(\\.[a-z0-9]+)*\\.f(16|32|64)[ \t]")  # predicated lines too; not integer mad
   if(offending)
     list(JOIN offending "\n    " offending)
     set(${ok_var} FALSE PARENT_SCOPE)
