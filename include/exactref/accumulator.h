@@ -201,6 +201,21 @@ namespace detail {
 /// correctly rounded conversion in the library (IEEE 754-2019 §4.3). `m` holds the significant bits, `sticky` says
 /// whether anything non-zero lies below them. Returns raw bits; a result of zero carries the given sign.
 std::uint64_t encode(const format_info& f, bool negative, std::uint64_t m, int e, bool sticky, rounding mode) noexcept;
+
+/// Adds `count` infinities of one sign to acc, as count add() calls of ±Inf would, in O(log count) merges: for code
+/// that rebuilds an accumulator from a recorded state (the device's exact sum, a pickled Python reference).
+inline void add_infinities(superaccumulator& acc, std::uint64_t count, bool negative) {
+    superaccumulator power;  // holds 2^i infinities
+    power.note_special(false, negative);
+    while (count != 0) {
+        if (count & 1u) acc.merge(power);
+        count >>= 1;
+        if (count != 0) {
+            const superaccumulator copy = power;
+            power.merge(copy);
+        }
+    }
+}
 }  // namespace detail
 
 }  // namespace exactref

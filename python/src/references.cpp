@@ -264,20 +264,6 @@ accumulator_state state_of(const superaccumulator& acc) {
     throw nb::value_error(("not the pickled state of an exactref reference: " + why).c_str());
 }
 
-// Adds `count` infinities of one sign, as count add() calls of ±Inf would, in O(log count) merges.
-void add_infinities(superaccumulator& acc, std::uint64_t count, bool negative) {
-    superaccumulator power;  // holds 2^i infinities
-    power.note_special(false, negative);
-    while (count != 0) {
-        if (count & 1u) acc.merge(power);
-        count >>= 1;
-        if (count != 0) {
-            const superaccumulator copy = power;
-            power.merge(copy);
-        }
-    }
-}
-
 // Rebuilds an accumulator from its state with the accumulator's own operations (the value word by word, then the
 // specials, then the other terms with their signed-zero flags) and checks that it reads back the same state.
 superaccumulator accumulator_from(const accumulator_state& st) {
@@ -304,8 +290,8 @@ superaccumulator accumulator_from(const accumulator_state& st) {
                              st.exponent + superaccumulator::chunk_bits * static_cast<int>(k));
     }
     if (st.nan) acc.note_special(true, false);
-    add_infinities(acc, st.positive_inf, false);
-    add_infinities(acc, st.negative_inf, true);
+    exactref::detail::add_infinities(acc, st.positive_inf, false);
+    exactref::detail::add_infinities(acc, st.negative_inf, true);
     const bool any = st.terms > 0;
     acc.note_terms(st.terms - specials, any && !st.all_negative_zero, any && !st.all_positive_zero);
     if (!(state_of(acc) == st)) not_a_state("it does not read back the same (a non-canonical magnitude, or a "

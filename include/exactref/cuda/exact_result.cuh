@@ -56,20 +56,6 @@ inline void add_device_chunks(superaccumulator& acc, const unsigned long long* d
         }
 }
 
-/// Adds `count` infinities of one sign to acc, as count add() calls of ±Inf would: in O(log count) merges.
-inline void add_infinities(superaccumulator& acc, std::uint64_t count, bool negative) {
-    superaccumulator power;  // holds 2^i infinities
-    power.note_special(false, negative);
-    while (count != 0) {
-        if (count & 1u) acc.merge(power);
-        count >>= 1;
-        if (count != 0) {
-            const superaccumulator copy = power;
-            power.merge(copy);
-        }
-    }
-}
-
 /// The reference of the data an exact device sum or dot product saw (the state as copied to the host).
 /// Throws std::invalid_argument for a state whose counts do not add up (not written by an exact kernel).
 inline reference make_reference(const exact_state& st) {
@@ -89,12 +75,12 @@ inline reference make_reference(const exact_state& st) {
     add_device_chunks(r.abs_sum, st.abs_chunks);
     // s: the terms' special state; every other term counted with the zero flags the device saw
     if (st.nan_seen) r.sum.note_special(true, false);
-    add_infinities(r.sum, st.positive_inf, false);
-    add_infinities(r.sum, st.negative_inf, true);
+    exactref::detail::add_infinities(r.sum, st.positive_inf, false);
+    exactref::detail::add_infinities(r.sum, st.negative_inf, true);
     r.sum.note_terms(st.count - specials, st.not_negative_zero != 0, st.not_positive_zero != 0);
     // S: the same terms with the sign cleared (|NaN| is NaN, |±Inf| is +Inf, |±0| is +0)
     if (st.nan_seen) r.abs_sum.note_special(true, false);
-    add_infinities(r.abs_sum, st.positive_inf + st.negative_inf, false);
+    exactref::detail::add_infinities(r.abs_sum, st.positive_inf + st.negative_inf, false);
     r.abs_sum.note_terms(st.count - specials, st.count > 0, st.nonzero != 0);
     if (st.is_dot) {
         const int emin = info(r.term_format).emin;
