@@ -91,6 +91,9 @@ struct prepared_reference {
     prepared_bound bound;
     std::uint64_t rn_bits = 0, rd_bits = 0, ru_bits = 0;
     int ulp_exponent = 0;  // ulp of RN(s) in the result format
+    // What the check can see (DESIGN §3, "What a check can see")
+    bool vacuous = false;
+    verdict_sensitivity sensitivity;
 };
 
 prepared_bound compute_bound(const reference& ref, const standard& m, const format_info& acc,
@@ -120,39 +123,49 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
         return gamma(depth + product_rounding, u);
     };
 
-    switch (m.kind) {
-        case standard_kind::any_order:
-        case standard_kind::mixed:
-            if (!dot) factor = n == 0 ? mpq_class(0) : from_count(n - 1) * u;          // Rump; Lange–Rump
-            else if (!underflow_term) factor = from_count(n) * u;                        // Jeannerod–Rump 2013
-            else factor = gamma(n, u);                                                   // Higham (3.5)
-            break;
-        case standard_kind::tree:
-            factor = depth_factor(m.height);  // Higham §4.2
-            break;
-        case standard_kind::split_k: {
-            // The K terms (without an initial C) in s chunks of at most k = ceil(K/s); a chunk's sum has depth k - 1,
-            // and the c = min(s, K) non-empty chunk results are combined in any order (depth c - 1) or pairwise
-            // (ceil(log2 c)). c is not ceil(K/k): a balanced split of K = 5 into 4 chunks is {2, 1, 1, 1}, 4 chunk
-            // results, depth 1 + 3. An initial C (beta = 1) takes one more combine rounding on every chunk's path,
-            // whether the chunks are added onto C (atomics into an existing output) or C starts one chunk (that chunk
-            // then has k + 1 terms).
-            const std::uint64_t initial = n - products;
-            const std::uint64_t k = products / m.chunks + (products % m.chunks != 0 ? 1 : 0);  // no overflow
-            const std::uint64_t used = std::min(m.chunks, products);  // non-empty chunks, at most
-            std::uint64_t depth = 0;
-            if (k > 0) {
-                depth = (k - 1) + (m.combine == split_combine::any_order ? used - 1 : ceil_log2(used)) + initial;
-            }
-            factor = depth_factor(depth);
-            break;
-        }
-        case standard_kind::exact:
-        case standard_kind::faithful:
-            break;
+    // Step B1a: the flat bound of the structure. One level of `any` (any_order, mixed over it, levels:any): the
+    // Lange–Rump / Jeannerod–Rump forms. Otherwise the depth form of Higham §4.2: γ_D with D the most roundings on a
+    // leaf's path (structure_depth), the product's own rounding and, for a structure of several levels, the combine
+    // rounding onto an existing output C (a one-level structure has C among its leaves, as tree(h) always had).
+    const std::vector<level>& lv = m.levels;
+    if (m.decides == rule::bound && lv.size() == 1 && lv[0].order == level_order::any) {
+        // The (n-1)·u and n·u forms hold for round-to-nearest (their proofs use |δ| <= |x_i|, which directed
+        // rounding does not give). Directed rounding takes Higham's γ with 2u: (n-1)·2u·S was seen to fail once
+        // (n-1)·2u > 1 (an RU fold of bfloat16 terms, test DirectedBound.GammaNotLinearForDirectedRounding).
+        if (m.directed) factor = n == 0 ? std::optional<mpq_class>(mpq_class(0)) : gamma(dot ? n : n - 1, u);
+        else if (!dot) factor = n == 0 ? mpq_class(0) : from_count(n - 1) * u;     // Rump; Lange–Rump
+        else if (!underflow_term) factor = from_count(n) * u;                        // Jeannerod–Rump 2013
+        else factor = gamma(n, u);                                                   // Higham (3.5)
+    } else if (m.decides == rule::bound) {
+        // Split-K's chunks: K products (without C) in s chunks of at most k = ceil(K/s); the c = min(s, K) non-empty
+        // chunk results (a balanced split of K = 5 into 4 chunks is {2, 1, 1, 1}: 4 results, depth 1 + 3).
+        const bool one_level = lv.size() == 1;
+        const std::uint64_t leaves = one_level ? n : products;
+        std::uint64_t depth = structure_depth(m, leaves);
+        if (!one_level && products > 0) depth = depth > std::numeric_limits<std::uint64_t>::max() - (n - products)
+                                                    ? std::numeric_limits<std::uint64_t>::max()
+                                                    : depth + (n - products);
+        factor = depth_factor(depth);
     }
     b.products_may_underflow = dot && product_underflows;
-    if (!factor) {
+    std::optional<double> structured;  // the data bound of a structured standard, when finite
+    if (m.structured) {
+        const structure_bound* sb = ref.find_structure(m);
+        if (sb == nullptr)
+            throw std::invalid_argument(
+                "standard '" + m.name() + "' is structured: its bound comes from the data, so the reference must be "
+                "built with it: exactref::sum(xs, {exactref::parse_standard(\"" + m.structure() + "\")}) or "
+                "exactref::dot(x, y, {...}) (Python: er.sum(x, structure=\"" + m.structure() + "\"))");
+        if (sb->leaves != products || (dot && ref.has_initial))
+            throw std::invalid_argument("standard '" + m.name() + "': the reference's structured bound was computed over " +
+                                        std::to_string(sb->leaves) + " terms, but the reference has " +
+                                        std::to_string(n) + (ref.has_initial ? " (with an initial C, which structured "
+                                        "standards do not take)" : "") + ": build the reference and its structure from "
+                                        "the same data");
+        const double e = sb->error_for(acc.id, m.directed);
+        if (std::isfinite(e)) structured = e;
+    }
+    if (!factor && !structured) {
         b.finite = false;
         return b;
     }
@@ -160,10 +173,17 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
         // n·(1 + (n-1)u)·η: each of n products may lose up to η to underflow (Higham (3.5)).
         extra = from_count(n) * (1 + (n == 0 ? mpq_class(0) : from_count(n - 1) * u)) * eta;
     }
-    mpq_class value = *factor * w + extra;
+    mpq_class value;
+    if (factor) value = *factor * w + extra;
+    // Step B1b: a structured standard's bound from the data's group sums (structured.cpp), when it is tighter.
+    if (structured) {
+        const mpq_class data_bound(*structured);  // a double: exact as a rational
+        if (!factor || data_bound < value) value = data_bound;
+    }
     b.acc_value = value;
-    mpq_class total_factor = *factor;
-    if (m.kind == standard_kind::mixed) {
+    // The overflow rule's growth factor is the flat one; without a flat bound any partial sum may overflow.
+    mpq_class total_factor = factor ? *factor : pow2(4096);
+    if (m.is_mixed()) {
         // Round once from acc to out: u_out·(|s| + B_acc) more (composition, DESIGN §3), plus η_out = 2^(emin-p) of
         // out when that rounding lands among the subnormals (|RN(x) - x| <= u|x| + η, Higham (2.8)).
         const mpq_class u_out = pow2(out.u_exponent() + u_shift);
@@ -182,24 +202,41 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     p.result = &result;
     p.model = model;
     p.acc = &result;
-    if (model.kind == standard_kind::mixed) {
+    if (model.is_mixed()) {
         if (model.output && *model.output != result.id)
             throw std::invalid_argument("standard '" + model.name() + "' describes results in " +
                                         std::string(info(*model.output).name) + ", but the result is " +
                                         std::string(result.name) + ": pass a result of the output format");
         p.acc = &info(model.accumulate.value_or(result.id));
     }
-    if (model.kind == standard_kind::tree && model.height < 64 && ref.count > (std::uint64_t{1} << model.height))
-        throw std::invalid_argument("standard '" + model.name() + "': a tree of height " +
-                                    std::to_string(model.height) + " holds at most " +
-                                    std::to_string(std::uint64_t{1} << model.height) + " terms, and this reference has " +
-                                    std::to_string(ref.count) + ": pass the height of the tree that was used (at "
-                                    "least ceil(log2 n) = " + std::to_string(ceil_log2(ref.count)) +
-                                    "; tree_height(shape, n) gives that of halving(256) and fold(16))");
+    // A tree of height h (tree(h), or a level tree@h) holds at most 2^h items per group.
+    if (model.decides == rule::bound && !model.structured && model.levels.size() == 1 &&
+        model.levels[0].order == level_order::tree && model.levels[0].height) {
+        const std::uint64_t h = *model.levels[0].height;
+        if (h < 64 && ref.count > (std::uint64_t{1} << h))
+            throw std::invalid_argument("standard '" + model.name() + "': a tree of height " + std::to_string(h) +
+                                        " holds at most " + std::to_string(std::uint64_t{1} << h) +
+                                        " terms, and this reference has " + std::to_string(ref.count) +
+                                        ": pass the height of the tree that was used (at least ceil(log2 n) = " +
+                                        std::to_string(ceil_log2(ref.count)) +
+                                        "; tree_height(shape, n) gives that of halving(256) and fold(16))");
+    }
+    if (model.decides == rule::bound) {
+        const std::vector<level_shape> shapes = level_shapes(model, ref.count);  // throws for groups that do not fit
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            const level& l = model.levels[i];
+            if (l.order == level_order::tree && l.height && *l.height < 64 &&
+                shapes[i].largest > (std::uint64_t{1} << *l.height))
+                throw std::invalid_argument("standard '" + model.name() + "': level " + std::to_string(i + 1) +
+                                            " is a tree of height at most " + std::to_string(*l.height) +
+                                            " over groups of up to " + std::to_string(shapes[i].largest) +
+                                            " items, more than such a tree holds: give its real height");
+        }
+    }
     if (model.fma && !ref.is_dot)
         throw std::invalid_argument("standard '" + model.name() + "': +fma applies to dot products, not to sums");
     const format_info& term = info(ref.term_format);
-    const bool bound_model = model.kind != standard_kind::exact && model.kind != standard_kind::faithful;
+    const bool bound_model = model.decides == rule::bound;
     if (bound_model && !fits_in(term, *p.acc)) {
         const std::string mixed_name = "mixed:" + std::string(term.name) + ":" + std::string(result.name);
         if (ref.is_dot)
@@ -215,7 +252,7 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
 
     const superaccumulator& sum = ref.sum;
     p.rn_bits = sum.round_bits(result, rounding::to_nearest_even);
-    if (model.kind == standard_kind::faithful) {
+    if (model.decides == rule::faithful) {
         p.rd_bits = sum.round_bits(result, rounding::downward);
         p.ru_bits = sum.round_bits(result, rounding::upward);
     }
@@ -239,6 +276,20 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     const mpq_class w = to_mpq(ref.abs_sum);
     p.bound = compute_bound(ref, model, *p.acc, result, p.s, w);
     p.products_may_underflow = p.bound.products_may_underflow;
+    // B >= S: every subset of the terms could go missing (or count twice) without leaving the bound, even all of them.
+    {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        const double inf = std::numeric_limits<double>::infinity();
+        p.vacuous = !p.bound.finite || p.bound.value >= w;
+        const double b = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
+        auto ratio = [&](const mpq_class& of) {
+            if (sgn(of) == 0) return sgn(p.bound.value) == 0 && p.bound.finite ? 0.0 : inf;
+            return p.bound.finite ? to_double(p.bound.value / of, rounding::to_nearest_even) : inf;
+        };
+        p.sensitivity.of_sum = ratio(abs(p.s));
+        p.sensitivity.of_abs_sum = ratio(w);
+        p.sensitivity.of_largest = std::isnan(ref.largest) ? nan : (ref.largest == 0 ? (b == 0 ? 0 : inf) : b / ref.largest);
+    }
     // Overflow rule: +Inf reachable when (1 + factor)·P >= threshold, P = (S + s)/2 the sum of positive terms. For
     // mixed, the accumulation format may overflow first when its range is the smaller one (float16 acc, float32 out).
     auto threshold_of = [&](const format_info& f) {
@@ -271,7 +322,7 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     // mixed: the rounding from acc into a narrower out turns a negative accumulated value of magnitude at most half
     // out's smallest subnormal into -0.0 (IEEE 754-2019 §6.3 covers exact zeros only); such a value is reachable
     // when the accumulation's interval [s - B_acc, s + B_acc] holds a negative number.
-    p.final_rounding_may_flush = model.kind == standard_kind::mixed &&
+    p.final_rounding_may_flush = model.is_mixed() &&
                                  result.subnormal_lsb_exponent() > p.acc->subnormal_lsb_exponent() &&
                                  (!p.bound.finite || p.s - p.bound.acc_value < 0);
     return p;
@@ -280,7 +331,39 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
 bool is_nan_bits(const format_info& f, std::uint64_t bits) { return decode_bits(f, bits).is_nan; }
 
 // The decision for one result; with details, the verdict's strings and display numbers too.
+verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool details);
+
+// When a check is vacuous, a tighter standard or a smaller n that would see something.
+std::string vacuity_advice(const prepared_reference& p) {
+    const reference& ref = *p.ref;
+    const format_info& acc = *p.acc;
+    std::string out = "no lost or doubled part of the terms can be seen (B >= " +
+                      std::string(ref.is_dot ? "T = Σ|x_i·y_i|" : "S = Σ|x_i|") + "), not even a result of 0: ";
+    const std::vector<level>& lv = p.model.levels;
+    if (!p.model.structured && lv.size() == 1 && lv[0].order == level_order::any) {
+        // (n-1)·u >= 1 from n - 1 >= 2^p on (2^(p-1) for directed).
+        const int p_bits = acc.precision - (p.model.directed ? 1 : 0);
+        out += "any_order in " + std::string(acc.name) + " is vacuous once n > " +
+               std::to_string((std::uint64_t{1} << p_bits) + 1) + "; ";
+    }
+    out += "describe the kernel's structure (levels:fold/T,any for T threads in static chunks, "
+           "levels:fold%G,tree:256,any for a grid-stride block sum with atomics, levels:fold/s,any for split-K) and "
+           "build the reference with it, use a smaller n per check, or test on order-free data with exact "
+           "(docs/choosing-a-standard.md)";
+    return out;
+}
+
 verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details) {
+    verdict v = evaluate_rules(p, r_bits, details);
+    if (p.model.decides == rule::bound && !p.nan_only && !p.pos_inf_only && !p.neg_inf_only) {
+        v.vacuous = p.vacuous;
+        v.sensitivity = p.sensitivity;
+        if (details && p.vacuous) v.advice = vacuity_advice(p);
+    }
+    return v;
+}
+
+verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool details) {
     const format_info& f = *p.result;
     const reference& ref = *p.ref;
     verdict v;
@@ -307,7 +390,7 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
     if (p.nan_only) return finish_special(r.is_nan, "a NaN term, or both +Inf and -Inf terms: only NaN is covered");
     // With Inf terms of one sign, the finite terms may still overflow to the other infinity (e.g. -Inf + max + max,
     // or a dot product whose finite product rounds to +Inf): then NaN is reachable too (bound models only).
-    const bool bound_model = p.model.kind != standard_kind::exact && p.model.kind != standard_kind::faithful;
+    const bool bound_model = p.model.decides == rule::bound;
     if (p.pos_inf_only) {
         if (r.is_nan && bound_model && p.neg_inf_reachable)
             return finish_special(true, "+Inf terms, and the finite terms can overflow to -Inf: NaN is reachable");
@@ -320,10 +403,10 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
     }
 
     // Step C2: exact and faithful compare encodings.
-    if (p.model.kind == standard_kind::exact || p.model.kind == standard_kind::faithful) {
+    if (p.model.decides != rule::bound) {
         const bool exact_hit = r_bits == p.rn_bits || (r.is_nan && is_nan_bits(f, p.rn_bits));
         const bool faithful_hit = r_bits == p.rd_bits || r_bits == p.ru_bits;
-        v.covered = p.model.kind == standard_kind::exact ? exact_hit : faithful_hit;
+        v.covered = p.model.decides == rule::exact ? exact_hit : faithful_hit;
         if (!r.is_nan && !r.is_inf && !decode_bits(f, p.rn_bits).is_inf) {
             const mpq_class err = value_to_mpq(f, r_bits) - to_mpq(ref.sum);
             v.error = to_double(err, rounding::to_nearest_even);
@@ -335,7 +418,7 @@ verdict evaluate(const prepared_reference& p, std::uint64_t r_bits, bool details
         v.bound = 0;
         v.ratio = v.covered ? 0 : inf;
         if (!v.covered && details) {
-            v.reason = p.model.kind == standard_kind::exact
+            v.reason = p.model.decides == rule::exact
                            ? "the correctly rounded result is " + to_hex_string(f, p.rn_bits)
                            : "the faithful results are " + to_hex_string(f, p.rd_bits) + " and " +
                                  to_hex_string(f, p.ru_bits);
@@ -454,9 +537,48 @@ decision decide_bits(const format_info& result_format, std::uint64_t result_bits
     return {v.covered, v.error, v.ratio, v.ulps};
 }
 
+std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref) {
+    std::vector<standard> candidates{exact(), faithful()};
+    const std::uint64_t n = ref.count;
+    candidates.push_back(tree(ceil_log2(n)));  // the shallowest tree
+    for (std::uint64_t s = 2; s <= 256 && s < n; s *= 2) candidates.push_back(split_k(s));
+    candidates.push_back(any_order());
+    candidates.push_back(directed(any_order()));
+    const format_info& term = info(ref.term_format);
+    if (result_format.precision < binary32_info.precision && fits_in(term, binary32_info))
+        candidates.push_back(mixed(dtype::float32, result_format.id));
+    for (const structure_bound& b : ref.structures) {
+        candidates.push_back(parse_standard(b.structure));
+        candidates.push_back(directed(parse_standard(b.structure)));
+    }
+    std::vector<std::pair<verdict, mpq_class>> judged;
+    for (const standard& m : candidates) {
+        prepared_reference p;
+        try {
+            p = prepare(ref, m, result_format);
+        } catch (const std::invalid_argument&) {
+            continue;  // a standard that does not apply to this reference (a format that cannot hold the terms)
+        }
+        verdict v = evaluate(p, result_bits, true);
+        const bool bounded = m.decides == rule::bound;
+        // Order: exact, faithful, then by the exact bound (an infinite one last).
+        mpq_class key = !bounded ? mpq_class(m.decides == rule::exact ? -2 : -1)
+                                 : (p.bound.finite ? p.bound.value : pow2(8192));
+        judged.emplace_back(std::move(v), std::move(key));
+    }
+    std::stable_sort(judged.begin(), judged.end(), [](const auto& a, const auto& b) {
+        if (a.first.covered != b.first.covered) return a.first.covered;
+        if (a.first.covered) return a.second < b.second;
+        return a.first.ratio < b.first.ratio;
+    });
+    std::vector<verdict> out;
+    for (auto& [v, key] : judged) out.push_back(std::move(v));
+    return out;
+}
+
 double bound(const reference& ref, const standard& model, const format_info& result_format) {
     const prepared_reference p = prepare(ref, model, result_format);
-    if (model.kind == standard_kind::exact || model.kind == standard_kind::faithful) return 0;
+    if (model.decides != rule::bound) return 0;
     if (p.nan_only || p.pos_inf_only || p.neg_inf_only) return std::numeric_limits<double>::quiet_NaN();
     if (!p.bound.finite) return std::numeric_limits<double>::infinity();
     return to_double(p.bound.value, rounding::upward);
@@ -474,6 +596,23 @@ std::string verdict::message() const {
     os << "  |error|/B   = " << format_double(ratio) << "\n";
     os << "  ulps        = " << format_double(ulps) << "\n";
     if (!reason.empty()) os << "  reason      : " << reason << "\n";
+    if (bound > 0 || vacuous) {
+        os << "  sees        : ";
+        if (vacuous) os << "nothing (VACUOUS): " << advice << "\n";
+        else {
+            os << "a fault only if it moves the sum by more than B = " << format_double(bound);
+            if (std::isfinite(sensitivity.of_largest))
+                os << " (" << format_double(sensitivity.of_largest) << "x the largest term, ";
+            else
+                os << " (";
+            os << format_double(sensitivity.of_abs_sum) << " of S";
+            if (std::isfinite(sensitivity.of_sum)) os << ", " << format_double(sensitivity.of_sum) << "x |s|";
+            os << ")";
+            if (std::isfinite(sensitivity.of_largest) && sensitivity.of_largest >= 1)
+                os << ": a lost term smaller than " << format_double(bound) << " cannot be seen";
+            os << "\n";
+        }
+    }
     return os.str();
 }
 

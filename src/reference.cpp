@@ -1,10 +1,72 @@
 // References of several sums at once.
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 
 #include "exactref/reference.h"
 
 namespace exactref {
+
+// The largest encoding with the sign cleared is the largest magnitude (IEEE 754 orders magnitudes like their
+// encodings); a NaN or Inf found that way sends the span through a second pass that skips them.
+namespace {
+// The encodings are read through may_alias types: the data are float objects (strict aliasing).
+typedef std::uint64_t __attribute__((may_alias)) alias64;
+typedef std::uint32_t __attribute__((may_alias)) alias32;
+typedef std::uint16_t __attribute__((may_alias)) alias16;
+template <class Bits, class Alias>
+[[gnu::always_inline]] inline Bits max_masked(const Alias* p, std::size_t n, Bits mask) {
+    Bits top = 0;
+    for (std::size_t i = 0; i < n; ++i) top = std::max<Bits>(top, p[i] & mask);
+    return top;
+}
+#define EXACTREF_MAX_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+EXACTREF_MAX_CLONES std::uint64_t max_masked64(const alias64* p, std::size_t n, std::uint64_t m) {
+    return max_masked(p, n, m);
+}
+EXACTREF_MAX_CLONES std::uint32_t max_masked32(const alias32* p, std::size_t n, std::uint32_t m) {
+    return max_masked(p, n, m);
+}
+EXACTREF_MAX_CLONES std::uint16_t max_masked16(const alias16* p, std::size_t n, std::uint16_t m) {
+    return max_masked(p, n, m);
+}
+#undef EXACTREF_MAX_CLONES
+std::uint64_t max_masked_any(const void* p, std::size_t n, std::uint64_t m) {
+    return max_masked64(static_cast<const alias64*>(p), n, m);
+}
+std::uint32_t max_masked_any(const void* p, std::size_t n, std::uint32_t m) {
+    return max_masked32(static_cast<const alias32*>(p), n, m);
+}
+std::uint16_t max_masked_any(const void* p, std::size_t n, std::uint16_t m) {
+    return max_masked16(static_cast<const alias16*>(p), n, m);
+}
+}  // namespace
+
+template <floating_format T>
+double largest_magnitude(std::span<const T> xs) noexcept {
+    const format_info& f = format_traits<T>::info;
+    using bits_t = std::conditional_t<(sizeof(T) == 8), std::uint64_t,
+                                      std::conditional_t<(sizeof(T) == 4), std::uint32_t, std::uint16_t>>;
+    static_assert(sizeof(bits_t) == sizeof(T));
+    const bits_t magnitude = static_cast<bits_t>(~(std::uint64_t{1} << (f.storage_bits - 1)));
+    const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
+                                               << (f.precision - 1));
+    bits_t top = max_masked_any(static_cast<const void*>(xs.data()), xs.size(), magnitude);
+    if (top >= special) {
+        top = 0;
+        for (const T& x : xs) {
+            const bits_t m = static_cast<bits_t>(format_traits<T>::to_bits(x) & magnitude);
+            if (m < special) top = std::max(top, m);
+        }
+    }
+    return to_double_exact(f, top);
+}
+template double largest_magnitude<double>(std::span<const double>) noexcept;
+template double largest_magnitude<float>(std::span<const float>) noexcept;
+template double largest_magnitude<float16>(std::span<const float16>) noexcept;
+template double largest_magnitude<bfloat16>(std::span<const bfloat16>) noexcept;
 
 template <floating_format T>
 reference_array sum_rows(std::span<const T> data, std::size_t rows, std::size_t cols) {

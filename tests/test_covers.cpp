@@ -41,7 +41,8 @@ TEST(Bound, AnyOrderIsNMinusOneUTimesAbsSum) {
     const reference ref = sum(xs);
     // (n-1)·u·S = 3 · 2^-24 · 7.5 = 22.5 · 2^-24, exact in binary64
     EXPECT_EQ(bound(ref, any_order(), binary32_info), 22.5 * std::ldexp(1.0, -24));
-    EXPECT_EQ(bound(ref, directed(any_order()), binary32_info), 45 * std::ldexp(1.0, -24));
+    // Directed rounding: Higham's γ_{n-1} with 2u (the linear (n-1)·2u fails for large n, DirectedBound below).
+    expect_upward_double_of(bound(ref, directed(any_order()), binary32_info), gamma(3, 23) * mpq_class(7.5));
     EXPECT_EQ(bound(ref, any_order(), binary64_info), 22.5 * std::ldexp(1.0, -53));
 }
 
@@ -522,6 +523,124 @@ TEST(Matcher, CoversAllDescribesTheExactValues) {
     const reference_array two = sum_rows(std::span<const double>(m.data(), 4), 2, 2);
     EXPECT_EQ(::testing::DescribeMatcher<std::vector<double>>(CoversAll(two, exact())),
               "every element is covered by exact for their exact values [3, 7] (2 x 1)");
+}
+
+// ---- structured standards, what a check can see, explain() ------------------------------------------------------
+
+// N(0, 1) float values from a fixed seed (libstdc++'s normal_distribution: the same values on every run).
+std::vector<float> gaussian_floats(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(n);
+    for (float& x : xs) x = normal(rng);
+    return xs;
+}
+
+// A left fold in float of xs[begin, end) (one thread's loop over its static chunk).
+float fold(const std::vector<float>& xs, std::size_t begin, std::size_t end) {
+    float acc = 0.0f;
+    for (std::size_t i = begin; i < end; ++i) acc += xs[i];
+    return acc;
+}
+
+// An OpenMP-style reduction over 4 threads, static schedule (4 chunks of 2500), the chunk results combined in the
+// order the atomics happened to run; the planted fault loses the last chunk (a thread that never reported).
+TEST(Matcher, StructuredStandardSeesALostChunk) {
+    constexpr unsigned seed = 20240601;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const std::vector<float> xs = gaussian_floats(10000, seed);
+    const standard model = parse_standard("levels:fold/4,any");
+    const reference ref = sum(xs, {model});
+    float chunk[4];
+    for (std::size_t t = 0; t < 4; ++t) chunk[t] = fold(xs, 2500 * t, 2500 * (t + 1));
+    const float honest = ((chunk[2] + chunk[0]) + chunk[3]) + chunk[1];
+    const float dropped = (chunk[2] + chunk[0]) + chunk[1];
+    EXPECT_THAT(honest, Covers(ref, model));
+    // The fault must be visible for any bound the structure may give: the lost chunk's exact sum exceeds twice the
+    // flat depth-form bound γ_{2499+3}·S (Higham §4.2), which the data bound never exceeds (standard.h), and the
+    // rounding errors of `dropped` are below that flat bound too.
+    mpq_class lost = 0, abs_total = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        abs_total += abs(mpq_class(static_cast<double>(xs[i])));
+        if (i >= 7500) lost += mpq_class(static_cast<double>(xs[i]));
+    }
+    const mpq_class flat = gamma(2499 + 3, 24) * abs_total;
+    ASSERT_GT(abs(lost), 2 * flat) << "the planted fault is too small for this seed";
+    EXPECT_LE(mpq_class(bound(ref, model, binary32_info)), flat);
+    EXPECT_THAT(dropped, ::testing::Not(Covers(ref, model)));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(dropped, Covers(ref, model)), "NOT COVERED by levels:fold/4,any (float32)");
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(dropped, Covers(ref, model)), "sees        : a fault only if it moves the sum");
+    // A reference built without the structure cannot judge it: an error, in both polarities.
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(honest, ::testing::Not(Covers(sum(xs), model))),
+                            "the reference must be built with it");
+}
+
+TEST(Explain, AnExactlyRoundedResultListsExactFirstThenTheTightestBounds) {
+    const std::vector<float> xs = gaussian_floats(1000, 7);
+    const reference ref = sum(xs, {parse_standard("levels:fold/4,any")});
+    const std::vector<verdict> list = explain(ref.nearest<float>(), ref);
+    ASSERT_GE(list.size(), 4u);
+    EXPECT_EQ(list[0].standard, "exact");
+    EXPECT_EQ(list[1].standard, "faithful");
+    bool seen_rejected = false;
+    double last_bound = 0;
+    bool seen_structure = false;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        SCOPED_TRACE(list[i].standard);
+        EXPECT_TRUE(list[i].covered) << "RN(s) is covered by every standard";
+        EXPECT_FALSE(seen_rejected);
+        seen_rejected = seen_rejected || !list[i].covered;
+        if (i >= 2) {
+            EXPECT_GE(list[i].bound, last_bound) << "tightest first";
+            last_bound = list[i].bound;
+        }
+        seen_structure = seen_structure || list[i].standard == "levels:fold/4,any";
+    }
+    EXPECT_TRUE(seen_structure) << "the reference's structure is among the candidates";
+    // One float32 step away: no longer exact (listed after every covering standard), still faithful.
+    const float rn = ref.nearest<float>();
+    const mpq_class s = to_mpq(ref.sum);
+    ASSERT_NE(s, mpq_class(static_cast<double>(rn))) << "s must not be a float32 for two faithful results";
+    const float off = std::nextafter(rn, s > mpq_class(static_cast<double>(rn)) ? INFINITY : -INFINITY);
+    const std::vector<verdict> other = explain(off, ref);
+    ASSERT_FALSE(other.empty());
+    EXPECT_EQ(other.front().standard, "faithful") << "the other faithful neighbour: faithful, not exact";
+    EXPECT_TRUE(other.front().covered);
+    EXPECT_EQ(other.back().standard, "exact");
+    EXPECT_FALSE(other.back().covered);
+}
+
+TEST(Vacuity, AnyOrderOnTenThousandFloat16TermsIsVacuousTheStructureIsNot) {
+    constexpr unsigned seed = 11;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<float16> xs;
+    for (float x : gaussian_floats(10000, seed)) xs.push_back(float16(x));
+    const standard folded = parse_standard("levels:fold/8,any");          // flat depth form γ_1256: vacuous too
+    const standard blocked = parse_standard("levels:fold:16,tree:16,any");  // flat depth 15 + 4 + 39: γ_58 < 1
+    const reference ref = sum(xs, {folded, blocked});
+    const float16 rn = ref.nearest<float16>();
+
+    // (n - 1)·u = 9999·2^-11 > 1: B > S, so even 0 is covered (|0 - s| <= S < B).
+    const verdict any = covers(rn, ref, any_order());
+    EXPECT_TRUE(any.covered);
+    EXPECT_TRUE(any.vacuous);
+    EXPECT_EQ(any.sensitivity.of_abs_sum, 9999.0 / 2048.0);  // B / S exactly
+    EXPECT_THAT(any.advice, ::testing::HasSubstr("levels:"));
+    EXPECT_THAT(any.message(), ::testing::HasSubstr("sees        : nothing (VACUOUS)"));
+    EXPECT_TRUE(covers(float16(0.0f), ref, any_order()).covered);
+    EXPECT_TRUE(covers(float16(0.0f), ref, any_order()).vacuous);
+
+    for (const standard& m : {folded, blocked}) {
+        SCOPED_TRACE(m.name());
+        const verdict v = covers(rn, ref, m);
+        EXPECT_TRUE(v.covered);
+        EXPECT_FALSE(v.vacuous);
+        EXPECT_TRUE(v.advice.empty());
+        EXPECT_LT(v.sensitivity.of_abs_sum, 1.0);
+        EXPECT_GT(v.sensitivity.of_abs_sum, 0.0);
+        EXPECT_THAT(v.message(), ::testing::HasSubstr("sees        : a fault only if it moves the sum"));
+    }
+    EXPECT_LE(mpq_class(bound(ref, blocked, binary16_info)), gamma(58, 11) * to_mpq(ref.abs_sum));
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ void run_covers(const covers_options& options) {
     const exactref::standard model = exactref::parse_standard(options.standard_name);
     const cli::loaded_input in = cli::load_input(options.input);
     const exactref::format_info& result_format =
-        model.kind == exactref::standard_kind::mixed && model.output ? exactref::info(*model.output) : *in.format;
+        model.is_mixed() && model.output ? exactref::info(*model.output) : *in.format;
 
     std::vector<std::uint64_t> result_bits;
     for (const std::string& text : options.results) {

@@ -27,6 +27,14 @@
 
 namespace exactref {
 
+/// What a check can see (DESIGN §3): the bound B relative to the sum, to S = Σ|t_i| (T for dots) and to the largest
+/// term. A fault that moves the sum by less than B (a lost term, a lost block, a term counted twice) cannot be seen.
+struct verdict_sensitivity {
+    double of_sum = 0;      // B / |s| (inf when s = 0 < B)
+    double of_abs_sum = 0;  // B / S  (>= 1: vacuous)
+    double of_largest = 0;  // B / max|t_i|; NaN when the reference does not know its largest term (dots, GEMM)
+};
+
 /// The decision of covers() and the numbers behind it.
 struct verdict {
     bool covered = false;
@@ -40,6 +48,10 @@ struct verdict {
     double ratio = 0;              // |r - s| / B (0 when both are 0, inf when B = 0 < |r - s|)
     double ulps = 0;               // (r - s) / ulp(RN(s)) in the result's format
     std::string reason;            // why, when a special-value or signed-zero rule decided
+    bool vacuous = false;          // B >= S (or B infinite): no lost or doubled subset of the terms can be seen, not
+                                   // even a result of 0; exact and faithful are never vacuous
+    verdict_sensitivity sensitivity;  // B against |s|, S and max|t_i| (zeros for exact and faithful)
+    std::string advice;            // when vacuous: a tighter standard or a smaller n that would see something
 
     explicit operator bool() const noexcept { return covered; }
     /// Several lines: verdict, standard, exact value, result, error, bound, ratio, ulps (and the reason).
@@ -70,6 +82,16 @@ verdict covers(T result, const reference& ref, const standard& model) {
 }
 template <floating_format T>
 verdict covers(T result, const reference& ref);  // any_order()
+
+/// explain(): every standard of a fixed list judged on one result — exact, faithful, tree:ceil(log2 n), split_k:s
+/// for s = 2, 4, ..., 256 (s < n), any_order, directed:any_order, mixed:float32:OUT for 16-bit results, and every
+/// structured standard the reference was built with (reference::structures) — the ones that cover the result first,
+/// tightest (smallest bound, exact and faithful before any bound) first, then the ones that reject it by ratio.
+std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref);
+template <floating_format T>
+std::vector<verdict> explain(T result, const reference& ref) {
+    return explain_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref);
+}
 
 /// The exact bound B of `model` for `ref` with results in `result_format`, rounded upward to binary64.
 /// +inf when the model gives no finite bound (k·u >= 1 in γ_k). Throws like covers_bits.

@@ -21,6 +21,7 @@
 #include <optional>
 #include <ranges>
 #include <span>
+#include <vector>
 
 #include "exactref/format.h"
 #include "exactref/reference.h"
@@ -44,6 +45,20 @@ namespace exactref {
 ///   exactref::dot(x, y).covers(0.0f, exactref::any_order());   // covered: n·u·T = 3·2^-24·2e20 is far above 1
 template <floating_format T>
 reference dot(std::span<const T> x, std::span<const T> y);
+
+/// The data-dependent bound of a structured standard over the products x_i·y_i (reference.h, structured_bound):
+/// each product's own rounding in the accumulation format (u·|x_i·y_i| + η, which also bounds an FMA chain) at the
+/// leaves. Throws std::invalid_argument when x and y differ in length or `model` is not structured.
+template <floating_format T>
+structure_bound structured_dot_bound(std::span<const T> x, std::span<const T> y, const standard& model);
+
+/// The exact reference of Σ x_i·y_i with the bounds of structured standards ("levels:fold/8,any+fma").
+template <floating_format T>
+reference dot(std::span<const T> x, std::span<const T> y, const std::vector<standard>& structures) {
+    reference r = dot(x, y);
+    for (const standard& m : structures) r.structures.push_back(structured_dot_bound(x, y, m));
+    return r;
+}
 
 /// The exact reference of initial + Σ_i x_i·y_i: an existing output accumulated into (BLAS beta = 1). The initial value
 /// counts as one more term: count = n + 1, abs_sum = |initial| + Σ |x_i·y_i| (DESIGN §3).

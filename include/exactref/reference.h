@@ -1,9 +1,11 @@
 // exactref/reference.h — the exact reference of a reduction: exact s, exact S = Σ|t_i|, n, the term format.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <ranges>
 #include <span>
 #include <string>
@@ -11,12 +13,27 @@
 
 #include "exactref/accumulator.h"
 #include "exactref/format.h"
+#include "exactref/standard.h"
 
 namespace exactref {
 
 struct standard;
 struct verdict;
 struct array_verdict;
+
+/// The data-dependent error bound of one structure (standard.h, "levels:..."), computed when the reference is built
+/// (docs/algorithms/structured-bounds.md): for every accumulation format that holds the terms exactly, and for
+/// round-to-nearest and directed rounding, an upper bound of |r - s| for every evaluation consistent with the
+/// structure. Doubles rounded upward (never below the bound of the derivation); +inf where a format cannot
+/// accumulate the terms or the bound is infinite.
+struct structure_bound {
+    std::string structure;                   // standard::structure(): "levels:fold/4,any"
+    std::array<double, 8> error{};           // [2·dtype + directed]
+    std::uint64_t leaves = 0;                // the terms (products) it was computed over
+    double error_for(dtype accumulate, bool directed) const noexcept {
+        return error[2 * static_cast<std::size_t>(accumulate) + (directed ? 1 : 0)];
+    }
+};
 
 /// The exact reference of one sum (or dot product, dot.h).
 ///
@@ -45,6 +62,12 @@ struct reference {
     bool product_may_underflow = false;
     int min_product_exponent = 0;  // dot products only, see above
     bool has_initial = false;      // dot products only, see above
+    std::vector<structure_bound> structures;  // the structured standards it was built with (levels:)
+    double largest = std::numeric_limits<double>::quiet_NaN();  // max |t_i| over the finite terms (sums; NaN when
+                                                                // not known: dots, GEMM)
+
+    /// The bound of `model`'s structure, or nullptr when the reference was not built with it.
+    const structure_bound* find_structure(const standard& model) const noexcept;
 
     /// s correctly rounded to T in `mode` (IEEE 754-2019 §4.3; NaN/Inf by the superaccumulator's rules).
     template <floating_format T>
@@ -64,9 +87,14 @@ using Reference = reference;
 
 /// The exact reference of Σ xs. O(1) memory; the superaccumulator's fast path. Empty input gives s = +0.0, n = 0.
 ///   exactref::sum(std::vector<float>{0.1f, 0.2f}).exact()  // -> "0.300000004470348358154296875"
+/// max |x_i| over the finite terms (0 for none), exactly; integer comparisons of the encodings.
+template <floating_format T>
+double largest_magnitude(std::span<const T> xs) noexcept;
+
 template <floating_format T>
 reference sum(std::span<const T> xs) {
     reference r;
+    r.largest = largest_magnitude(xs);
     add_sum_and_abs(xs, r.sum, r.abs_sum);  // one pass over the data for s and S
     r.count = xs.size();
     r.term_format = format_traits<T>::info.id;
@@ -78,6 +106,28 @@ template <std::ranges::contiguous_range R>
 reference sum(const R& xs) {
     using T = std::remove_cv_t<std::ranges::range_value_t<R>>;
     return sum(std::span<const T>(std::ranges::data(xs), std::ranges::size(xs)));
+}
+
+/// The data-dependent bound of a structured standard over xs (one pass; memory O(levels), O(N) for "%N").
+/// Throws std::invalid_argument when `model` is not a structured (levels:) standard or its groups do not fit.
+template <floating_format T>
+structure_bound structured_bound(std::span<const T> xs, const standard& model);
+
+/// The exact reference of Σ xs with the data-dependent bounds of structured standards (standard.h, levels:): one
+/// more pass over xs per structure. covers(r, ref, model) with such a model then decides against
+/// min(flat bound of the structure, data bound). Throws std::invalid_argument for a standard that is not structured.
+///   auto ref = exactref::sum(xs, {exactref::parse_standard("levels:fold/4,any")});
+template <floating_format T>
+reference sum(std::span<const T> xs, const std::vector<standard>& structures) {
+    reference r = sum(xs);
+    for (const standard& m : structures) r.structures.push_back(structured_bound(xs, m));
+    return r;
+}
+template <std::ranges::contiguous_range R>
+    requires floating_format<std::remove_cv_t<std::ranges::range_value_t<R>>>
+reference sum(const R& xs, const std::vector<standard>& structures) {
+    using T = std::remove_cv_t<std::ranges::range_value_t<R>>;
+    return sum(std::span<const T>(std::ranges::data(xs), std::ranges::size(xs)), structures);
 }
 
 /// The exact reference of a braced list: exactref::sum({0.1, 0.2, 0.3}).

@@ -1,77 +1,131 @@
 // exactref/standard.h — named, sourced error models: which results a correct implementation may return.
 //
-// With u = 2^-p the unit roundoff of the accumulation format, n the number of terms, s the exact sum and
-// S = Σ|t_i|, a result r is covered when |r - s| <= B (decided exactly, covers.h) and the special-value rules hold:
+// One model. A standard is a rule (exact, faithful, or a bound) and, for a bound, the structure of the reduction
+// from the leaves up: levels, each grouping the items of the level below and combining every group by a left fold,
+// a tree of minimal height, or any order (shared/DESIGN.md §3, "Structured standards"). The classic standards are
+// structures whose bound is flat (a function of n and S = Σ|t_i| only):
 //
-//   standard          bound B                                             source
-//   exact()           r == RN(s) bitwise (any NaN matches NaN)            IEEE 754-2019 §4.3.1
-//   faithful()        r ∈ {RD(s), RU(s)}                                  —
-//   any_order()       (n-1)·u·S                                           Rump, BIT 52 (2012); Jeannerod–Rump (2013);
-//                                                                         Lange–Rump, BIT 57 (2017)
-//   tree(h)           γ_h·S, γ_k = k·u/(1-k·u)                            Higham, ASNA 2nd ed., §4.2
-//   split_k(s)        K terms in s chunks of at most k = ceil(K/s),       per-leaf depth form of Higham §4.2
-//                     c = min(s, K) chunk results: γ_{k+c-2}·S (any-order combine), γ_{k-1+ceil(log2 c)}·S
-//                     (pairwise); dot products with an existing output C (has_initial) one more, for C's combine
-//   mixed(acc, out)   (n-1)·u_acc·S + u_out·(|s| + (n-1)·u_acc·S) + η_out composition of the rows above;
-//                     η_out = 2^(emin-p) of out (a final rounding into the subnormals, Higham (2.8))
-//   directed(base)    base with u replaced by 2u (any rounding mode, truncation)   Lange–Rump (2017)
+//   standard          structure                      bound B (flat)                                 source
+//   exact()           —                              r == RN(s) bitwise (any NaN matches NaN)       IEEE 754-2019 §4.3.1
+//   faithful()        —                              r ∈ {RD(s), RU(s)}                             —
+//   any_order()       any                            (n-1)·u·S                                      Rump, BIT 52 (2012);
+//                                                                                                   Lange–Rump, BIT 57 (2017)
+//   tree(h)           tree (height h)                γ_h·S, γ_k = k·u/(1-k·u)                       Higham, ASNA §4.2
+//   split_k(s)        fold/s,any                     γ_{k+c-2}·S, k = ceil(K/s), c = min(s, K)      depth form of §4.2
+//   split_k(s, pw)    fold/s,tree                    γ_{k-1+ceil(log2 c)}·S                         depth form of §4.2
+//   mixed(acc, out)   prefix: accumulate in acc, round once to out: B_acc + u_out·(|s| + B_acc) + η_out
+//   directed(base)    prefix: u replaced by 2u (any rounding mode, truncation)                      Lange–Rump (2017)
 //
-// For dot products (dot.h) n·u·T replaces (n-1)·u·S, T = Σ|x_i·y_i| (Higham (3.5); Jeannerod–Rump SIMAX 34 (2013)),
-// and tree/split_k depths count one more rounding for the product, with or without FMA (a chain starts with
-// fma(x, y, 0) = RN(x·y)). docs/standards.md has the special-value rules (overflow, directed saturation, -0.0).
+// A structured standard (levels(...), spelled "levels:fold/4,any") has the same structure record but its bound is
+// computed from the data when the reference is built (exactref::sum(xs, {standard...}), reference.h): each group's
+// sum s_g and S_g, composed upward (docs/algorithms/structured-bounds.md), and never looser than the flat bound of the
+// same structure (its depth form: γ_D·S with D the deepest leaf's roundings). For dot products (dot.h) n·u·T replaces
+// (n-1)·u·S, T = Σ|x_i·y_i| (Higham (3.5); Jeannerod–Rump SIMAX 34 (2013)), and depths count one more rounding for the
+// product. docs/standards.md has the special-value rules (overflow, directed saturation, -0.0).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "exactref/format.h"
 
 namespace exactref {
 
-enum class standard_kind { exact, faithful, any_order, tree, split_k, mixed };
+/// How a standard decides: by the encoding (exact, faithful) or by a bound |r - s| <= B.
+enum class rule { exact, faithful, bound };
 
-/// How split-K chunk results are combined: in any order (atomics) or as a pairwise tree.
-enum class split_combine { any_order, pairwise };
+/// How a level combines each of its groups.
+///   fold  a left fold: ((y_1 + y_2) + y_3) + ...   (a thread's loop, a split-K chunk)
+///   tree  any binary tree of minimal height ceil(log2 c) over the group's c items (a block's shared-memory tree), or
+///         of height at most `height` when that is given (tree(h); a group of more than 2^h items is refused)
+///   any   any order and any tree (atomics, Lange–Rump)
+enum class level_order { fold, tree, any };
 
-/// An error model. Build one with the factories below; name() gives its CLI spelling.
+/// How a level forms its groups from the items of the level below (in order 0, 1, ..., m-1).
+///   rest         one group of everything that is left (the last level)            spelled ""
+///   consecutive  groups of `size` consecutive items, the last one shorter        spelled ":N"
+///   chunks       `size` nearly equal consecutive chunks: with m = q·N + r, the first r chunks hold q + 1 items and
+///                the others q (OpenMP's static schedule; split-K)                 spelled "/N"
+///   interleaved  `size` groups, item i in group i mod N (grid-stride loops)      spelled "%N"
+enum class level_groups { rest, consecutive, chunks, interleaved };
+
+/// One level of a reduction's structure.
+struct level {
+    level_order order = level_order::any;
+    level_groups groups = level_groups::rest;
+    std::uint64_t size = 0;    // N of ":N", "/N", "%N"; 0 for rest
+    std::optional<std::uint64_t> height;  // tree only: none for the minimal height of each group; h: any tree of
+                                          // height <= h (tree(h), spelled "tree@H")
+    bool operator==(const level&) const = default;
+};
+
+/// An error model. Build one with the factories below; name() gives its CLI spelling, parse_standard() reads it.
 struct standard {
-    standard_kind kind = standard_kind::any_order;
-    std::uint64_t height = 0;                              // tree(h)
-    std::uint64_t chunks = 0;                              // split_k(s)
-    split_combine combine = split_combine::any_order;      // split_k(s)
-    std::optional<dtype> accumulate;                       // mixed: accumulation format
-    std::optional<dtype> output;                           // mixed: output format (the result's format)
-    bool directed = false;                                 // u -> 2u (Lange–Rump 2017)
-    bool fma = false;                                      // dot products computed with FMA (dot.h)
-    bool allow_negative_zero = false;                      // accept -0.0 for an exact zero (FTZ hardware, RD)
+    rule decides = rule::bound;
+    std::vector<level> levels{level{}};  // bound only: the reduction from the leaves up; the last level is `rest`
+    bool structured = false;             // the bound comes from the data's group sums (levels:), not from n and S
+    std::optional<dtype> accumulate;     // mixed: accumulation format
+    std::optional<dtype> output;         // mixed: output format (the result's format)
+    bool directed = false;               // u -> 2u (Lange–Rump 2017)
+    bool fma = false;                    // dot products computed with FMA (dot.h)
+    bool allow_negative_zero = false;    // accept -0.0 for an exact zero (FTZ hardware, RD)
 
-    /// "exact", "faithful", "any_order", "tree:H", "split_k:S", "split_k:S:pairwise", "mixed:ACC:OUT", with
-    /// a "directed:" prefix when directed.
+    /// "exact", "faithful", "any_order", "tree:H", "split_k:S", "split_k:S:pairwise", "levels:fold/4,any", with the
+    /// prefixes "directed:" and "mixed:ACC:OUT:" (alone, "mixed:ACC:OUT" is mixed over any_order) and "+fma".
     std::string name() const;
+    /// The structure alone, in the levels spelling: "levels:fold/4,any" (also for any_order(): "levels:any").
+    std::string structure() const;
+    bool is_mixed() const noexcept { return accumulate.has_value(); }
+    bool operator==(const standard&) const = default;
 };
 
 /// r == RN(s), bit for bit (IEEE 754 correct rounding). NaN matches any NaN.
 standard exact();
 /// r is RD(s) or RU(s).
 standard faithful();
-/// Any order of n-1 additions, rounding to nearest: |r - s| <= (n-1)·u·S.
+/// Any order of n-1 additions, rounding to nearest: |r - s| <= (n-1)·u·S. The structure "any".
 standard any_order();
 /// A tree of height at most h (at most h additions on any root-to-leaf path): |r - s| <= γ_h·S. h = 0 is a single
 /// term (n <= 1). covers() throws std::invalid_argument when the reference has more than 2^h terms: no tree of
 /// height h holds them (use tree_height(shape, n) of tree.h, or ceil(log2 n) for the shallowest tree).
 standard tree(std::uint64_t height);
-/// Split-K: the terms in s chunks of at most k = ceil(n/s) each (exactly k, or a balanced split), each summed in any
-/// order, the min(s, n) chunk results combined by `how`. Throws std::invalid_argument for s == 0.
+/// How split-K chunk results are combined: in any order (atomics) or as a pairwise tree.
+enum class split_combine { any_order, pairwise };
+/// Split-K: the terms in s chunks of at most k = ceil(n/s) each (exactly k, or a balanced split), each folded, the
+/// min(s, n) chunk results combined by `how`. The structure "fold/s,any" (or "fold/s,tree"), with the flat bound.
+/// Throws std::invalid_argument for s == 0.
 standard split_k(std::uint64_t chunks, split_combine how = split_combine::any_order);
 /// Accumulate in format acc (any order), round once to format out.
 standard mixed(dtype accumulate, dtype output);
+/// `base` (a bound standard) accumulated in acc and rounded once to out.
+standard mixed(dtype accumulate, dtype output, standard base);
 /// `base` under any rounding mode or truncation: u replaced by 2u. exact/faithful are refused (invalid_argument).
 standard directed(standard base = any_order());
+/// A structured standard: the reduction's levels from the leaves up, its bound computed from the data (the
+/// reference must be built with it: exactref::sum(xs, {model})). Throws std::invalid_argument when the levels are
+/// not a structure: empty, a last level with a group suffix, an earlier one without, a group size of 0.
+standard levels(std::vector<level> structure);
 
 /// Parses a standard's name as name() prints it ("tree:5", "split_k:4:pairwise", "mixed:float32:float16",
-/// "directed:any_order"). Throws std::invalid_argument that lists the accepted spellings.
+/// "directed:any_order", "levels:fold%65536,tree:256,any", "mixed:float32:float16:levels:fold/4,any+fma").
+/// Throws std::invalid_argument that shows the accepted spellings.
 standard parse_standard(std::string_view text);
+
+/// The shape of a structure over m0 leaves: per level, how many items it receives, how many groups it forms and the
+/// largest group. Throws std::invalid_argument (with the accepted spelling) when a level asks for more groups ("/N",
+/// "%N") than it has items: a group would be empty (use N = the item count: an idle thread adds nothing).
+struct level_shape {
+    std::uint64_t items = 0;
+    std::uint64_t groups = 0;
+    std::uint64_t largest = 0;  // items in the largest group
+};
+std::vector<level_shape> level_shapes(const standard& model, std::uint64_t leaves);
+
+/// The number of roundings on the deepest leaf-to-root path of the structure over m0 leaves (fold of c: c - 1,
+/// tree: its height, any: c - 1): the D of the flat depth-form bound γ_D·S.
+std::uint64_t structure_depth(const standard& model, std::uint64_t leaves);
 
 }  // namespace exactref
