@@ -280,7 +280,7 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     {
         const double nan = std::numeric_limits<double>::quiet_NaN();
         const double inf = std::numeric_limits<double>::infinity();
-        p.vacuous = !p.bound.finite || p.bound.value >= w;
+        p.vacuous = !p.bound.finite || (sgn(w) > 0 && p.bound.value >= w);  // nothing to see in S = 0
         const double b = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
         auto ratio = [&](const mpq_class& of) {
             if (sgn(of) == 0) return sgn(p.bound.value) == 0 && p.bound.finite ? 0.0 : inf;

@@ -109,6 +109,18 @@ struct group_acc {
     std::array<double, 8> se{};  // Σ E_j per combo
     std::vector<item> items;     // any, above the leaves: the items themselves, for T(m) (Step S2c), while few
     bool keep_items = false;
+    // Level 2 only: its leaf children's statistics summed, their errors added at this group's end (Step S1).
+    std::uint64_t leaf_terms = 0, leaf_groups = 0;
+    double leaf_abs_sum_v = 0, leaf_abs_v = 0, leaf_q = 0;
+};
+
+// The statistics a group's error is computed from (Step S2): one group's, or the sum over a parent's leaf groups.
+struct totals {
+    std::uint64_t c = 0;      // group size for the formulas' constants (the largest, for a sum over leaf groups)
+    double ops = 0;           // additions behind each sum below (for the rounding margins)
+    double abs_sum_v = 0;     // |Σ v_j| (summed over the groups)
+    double abs_v = 0, sum_w = 0, q = 0;
+    std::array<double, 8> se{};
 };
 
 // A group of at most this many items keeps them for Step S2c's sorted T(m); larger ones use max(P, N).
@@ -142,7 +154,7 @@ public:
             st.lv = model.levels[i];
             st.shape = shapes[i];
             const bool interleaved = st.lv.groups == level_groups::interleaved;
-            st.open.resize(interleaved ? st.shape.groups : 1);
+            st.open.resize(interleaved && i > 0 ? st.shape.groups : 1);  // the leaf level's groups: run_engine
             for (group_acc& g : st.open)
                 g.keep_items = i > 0 && st.lv.order == level_order::any && st.shape.largest <= max_kept_items;
             st.group_left = size_of_group(st, 0);
@@ -154,6 +166,24 @@ public:
 
     // The leaf level's groups arrive whole from the kernels: c terms with Σv, Σ|v|, Σ_k|V_k|.
     void leaf_group(std::uint64_t c, double sum_v, double abs_v, double q) {
+        if (levels_.size() > 1) {
+            // The common case, many small leaf groups: their statistics add into the parent's group (linear in them),
+            // and Step S2 runs once per parent group with the leaf groups' largest size (constants grow with c).
+            level_state& st = levels_[1];
+            group_acc& parent = st.lv.groups == level_groups::interleaved ? st.open[st.position % st.open.size()]
+                                                                         : st.open[0];
+            if (!parent.keep_items) {
+                ++parent.leaf_groups;
+                parent.leaf_terms += c;
+                parent.leaf_abs_sum_v += std::fabs(sum_v);
+                parent.leaf_abs_v += abs_v;
+                parent.leaf_q += q;
+                item it;
+                it.v = sum_v;  // w and e are added at the parent's end
+                push(1, it, true);
+                return;
+            }
+        }
         group_acc g;
         g.c = c;
         g.sum_v = sum_v;
@@ -167,6 +197,39 @@ public:
                 g.se[k] = grow(combos_.u[k] * (abs_v + g.sum_w) + static_cast<double>(c) * combos_.eta[k], 4);
         }
         push(1, finish(levels_[0], g));
+    }
+
+    // How many whole leaf groups of `c` terms can go to the parent at once (leaf_batch), 0 when they cannot: the
+    // parent must be a consecutive tree/any group that keeps no items (a fold parent needs each child's prefix).
+    std::uint64_t leaf_batch_room() const {
+        if (levels_.size() < 2) return 0;
+        const level_state& p = levels_[1];
+        if (p.lv.order == level_order::fold || p.lv.groups == level_groups::interleaved || p.open[0].keep_items) return 0;
+        return p.group_left;
+    }
+
+    // `groups` whole leaf groups at once: their sums Σv_g and Σ|v_g| and their statistics (Step S1, batched).
+    void leaf_batch(std::uint64_t groups, std::uint64_t terms, double sum_v, double abs_sum_v, double abs_v, double q) {
+        level_state& st = levels_[1];
+        group_acc& parent = st.open[0];
+        parent.leaf_groups += groups;
+        parent.leaf_terms += terms;
+        parent.leaf_abs_sum_v += abs_sum_v;
+        parent.leaf_abs_v += abs_v;
+        parent.leaf_q += q;
+        parent.c += groups;
+        parent.sum_v += sum_v;
+        parent.abs_v += abs_sum_v;
+        st.position += groups;
+        st.group_left -= groups;
+        if (st.group_left == 0) {
+            group_acc done = std::move(st.open[0]);
+            st.open[0] = group_acc{};
+            st.open[0].keep_items = done.keep_items;
+            ++st.group;
+            st.group_left = size_of_group(st, st.group);
+            push(2, finish(st, done));
+        }
     }
 
     std::array<double, 8> result() {
@@ -197,7 +260,7 @@ private:
     }
 
     // Step S1: an item joins its group at level i (i == levels_.size(): the root's result).
-    void push(std::size_t i, const item& it) {
+    void push(std::size_t i, const item& it, bool value_only = false) {
         if (i == levels_.size()) {
             top_ = it;
             return;
@@ -205,10 +268,10 @@ private:
         level_state& st = levels_[i];
         const std::uint64_t index = st.position++;
         if (st.lv.groups == level_groups::interleaved) {
-            add(st.open[index % st.open.size()], it, st.lv.order);
+            add(st.open[index % st.open.size()], it, st.lv.order, value_only);
             return;
         }
-        add(st.open[0], it, st.lv.order);
+        add(st.open[0], it, st.lv.order, value_only);
         if (--st.group_left == 0) {
             group_acc done = std::move(st.open[0]);
             st.open[0] = group_acc{};
@@ -219,12 +282,14 @@ private:
         }
     }
 
-    void add(group_acc& g, const item& it, level_order order) {
+    // value_only: a leaf group's result, whose w and E come with its parent's leaf statistics.
+    void add(group_acc& g, const item& it, level_order order, bool value_only) {
         ++g.c;
         g.sum_v += it.v;
         g.abs_v += std::fabs(it.v);
-        g.sum_w += it.w;
         if (order == level_order::fold) g.q += std::fabs(g.sum_v);
+        if (value_only) return;
+        g.sum_w += it.w;
         for (int k = 0; k < combos_.count; ++k) g.se[k] += it.e[k];
         if (g.keep_items) g.items.push_back(it);
     }
@@ -239,7 +304,7 @@ private:
     }
 
     // Steps S2 and S3: the group's error per combo, and the item it becomes.
-    const size_constants& constants_for(level_state& st, std::uint64_t count) const {
+    const size_constants& constants_for(level_state& st, std::uint64_t count) const {  // st: a cache only
         size_constants& k = st.constants;
         if (k.c == count) return k;
         k.c = count;
@@ -254,23 +319,69 @@ private:
         return k;
     }
 
+    // The leaf groups' part of a level-2 group: their errors and uncertainties, summed (Step S1).
+    void add_leaf_children(group_acc& g) const {
+        if (g.leaf_groups == 0) return;
+        totals t;
+        t.c = levels_[0].shape.largest;
+        t.ops = static_cast<double>(g.leaf_terms + g.leaf_groups);
+        t.abs_sum_v = g.leaf_abs_sum_v;
+        t.abs_v = g.leaf_abs_v;
+        t.q = g.leaf_q;
+        if (f64_dot_) t.sum_w = grow(u_d * g.leaf_abs_v + static_cast<double>(g.leaf_terms) * 0x1p-1074, 3);
+        if (dot_)
+            for (int k = 0; k < combos_.count; ++k)
+                t.se[k] = grow(combos_.u[k] * (g.leaf_abs_v + t.sum_w) + static_cast<double>(g.leaf_terms) * combos_.eta[k], 4);
+        std::array<double, 8> e{};
+        double w = 0;
+        group_error(const_cast<level_state&>(levels_[0]), t, e, w);
+        for (int k = 0; k < combos_.count; ++k) g.se[k] += e[k];
+        g.sum_w += w;
+        g.leaf_groups = 0;
+    }
+
     item finish(level_state& st, group_acc& g) const {
         item out;
+        add_leaf_children(g);
         if (g.c == 0) return out;
-        const double c = static_cast<double>(g.c);
-        const size_constants& sc = constants_for(st, g.c);
+        totals t;
+        t.c = g.c;
+        t.ops = static_cast<double>(g.c);
+        t.abs_sum_v = std::fabs(g.sum_v);
+        t.abs_v = g.abs_v;
+        t.sum_w = g.sum_w;
+        t.q = g.q;
+        t.se = g.se;
+        out.v = g.sum_v;
+        group_error(st, t, out.e, out.w);
+        if (g.keep_items && g.items.size() == g.c)  // Step S2c's sorted form, when the items were kept
+            for (int k = 0; k < combos_.count; ++k) {
+                const double cu = (static_cast<double>(g.c) - 1) * combos_.u[k];
+                if (!(cu < 1)) continue;
+                const double se = grow(g.se[k], t.ops);
+                const double node_sum = sorted_node_sum(g.items, k);
+                const double e = grow(se + grow(combos_.u[k] * node_sum / grow(1 - cu, 1) * (1 + 0x1p-50), 3), 1);
+                if (e + 0x1p-1060 < out.e[k]) out.e[k] = e + 0x1p-1060;
+            }
+        return out;
+    }
+
+    // Steps S2 and S3 over totals: the error per combo, and the uncertainty of the group's v.
+    void group_error(level_state& st, const totals& t, std::array<double, 8>& e_out, double& w_out) const {
+        const double c = static_cast<double>(t.c);
+        const double ops = t.ops;
+        const size_constants& sc = constants_for(st, t.c);
         // Step S3: Σ|y_j| <= A; |Σy_j - sum_v| and |Y_k - V_k| <= W (Lange–Rump in binary64 for the sums of v: every
         // prefix is some binary tree over the v's; Σ w_j for the v's own uncertainty).
-        const double abs_up = grow(g.abs_v, c);
-        const double sum_w_up = grow(g.sum_w, c);
+        const double abs_up = grow(t.abs_v, ops);
+        const double sum_w_up = grow(t.sum_w, ops);
         const double A = grow(abs_up + sum_w_up, 1);
         const double W = grow(sum_w_up + grow((c - 1) * u_d * abs_up, 2), 1);
-        out.v = g.sum_v;
-        out.w = W;
+        w_out = W;
         const level& lv = st.lv;
         for (int k = 0; k < combos_.count; ++k) {
             const double u = combos_.u[k];
-            const double se = grow(g.se[k], c);
+            const double se = grow(t.se[k], ops);
             const double sm = grow(A + se, 1);  // >= Σ M_j
             // Step S2d: any binary tree, (c-1)·u·Σ|ŷ_j| in round-to-nearest (Lange–Rump, BIT 57 (2017)); Higham's
             // γ_{c-1}·Σ|ŷ_j| (with 2u) under directed rounding, where the linear form fails (covers.cpp, Step B1a).
@@ -280,35 +391,28 @@ private:
                 case level_order::fold: {
                     // Step S2a: F_k <= (1+u)(F_{k-1} + E_k) + u|Y_k|, so F_c <= (1+u)^(c-1)·(ΣE_j + u·Σ_{k>=2}|Y_k|),
                     // with Σ_k |Y_k| <= Σ_k |V_k| + c·W.
-                    const double prefix = grow(grow(g.q, c) + grow(c * W, 1), 1);
+                    const double prefix = grow(grow(t.q, ops) + grow(c * W, 1), 1);
                     const double f = grow(sc.rho[k] * grow(se + grow(u * prefix, 1), 1), 1);
                     e = std::min(e, f);
                     break;
                 }
-                case level_order::tree: {
+                case level_order::tree:
                     // Step S2b: every item lies at depth <= h; Higham §4.2 with |ŷ_j| <= M_j.
                     e = std::min(e, grow(se + grow(sc.gamma_h[k] * sm, 1), 1));
                     break;
-                }
                 case level_order::any: {
-                    // Step S2c: the node sums of any tree are subset sums of the computed items, and the k-th largest
-                    // node holds at most c - k + 1 items, so Σ_nodes |node| <= Σ_{m=2..c} T(m) + (c-1)·(error so far).
-                    double node_sum = inf;
-                    if (g.keep_items && g.items.size() == g.c) node_sum = sorted_node_sum(g.items, k);
-                    else {
-                        // T(m) <= max(P, N) <= (Σ|y| + |Σy|)/2 + W + ΣE, for every m.
-                        const double pn = grow(grow(A + std::fabs(g.sum_v) + W, 2) / 2 + W + se, 2);
-                        node_sum = grow((c - 1) * pn, 1);
-                    }
+                    // Step S2c without the items: T(m) <= max(P, N) <= (Σ|y| + |Σy|)/2 + W + ΣE for every m, and the
+                    // node sums of any tree number c - 1.
+                    const double pn = grow(grow(A + t.abs_sum_v + W, 2) / 2 + W + se, 2);
                     const double cu = (c - 1) * u;
-                    if (cu < 1) e = std::min(e, grow(se + grow(u * node_sum / grow(1 - cu, 1) * (1 + 0x1p-50), 3), 1));
+                    if (cu < 1)
+                        e = std::min(e, grow(se + grow(u * grow((c - 1) * pn, 1) / grow(1 - cu, 1) * (1 + 0x1p-50), 3), 1));
                     break;
                 }
             }
             // Subnormal products and quotients above may lose up to 2^-1075 each: a floor covers them.
-            out.e[k] = std::isnan(e) ? inf : e + 0x1p-1060;
+            e_out[k] = std::isnan(e) ? inf : e + 0x1p-1060;
         }
-        return out;
     }
 
     // Σ_{m=2..c} T(m), T(m) = max(sum of the m largest b+_j, sum of the m largest b-_j), b±_j >= max(0, ±ŷ_j).
@@ -356,6 +460,246 @@ run_stats fold_run(Get get, std::size_t begin, std::size_t end, run_stats st) {
     return st;
 }
 
+// The fold kernel over a contiguous run of binary64 or binary32 terms, in SIMD: each vector of W terms gets its
+// prefix sums by log2(W) shifted adds, plus the carry (the prefix before the vector). Every prefix V_k is then some
+// binary tree of additions over x_1..x_k, as Step S3's bound assumes; the carry's chain is one add per vector. The
+// widest version the CPU runs is chosen once (EXACTREF_SIMD=avx2 or =base caps it, as for the sum kernels); all give
+// bounds that hold, not the same bits (the bound is not promised bit for bit).
+struct batch_stats {
+    double sum_v = 0, abs_sum_v = 0, abs = 0, q = 0;  // Σv_g, Σ|v_g|, Σ|x|, Σ_g Σ_k|V_k|
+};
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#define EXACTREF_STRUCTURED_SIMD 1
+
+template <int W>
+struct lanes;
+template <>
+struct lanes<8> {
+    typedef double vd __attribute__((vector_size(64)));
+    typedef long long vi __attribute__((vector_size(64)));
+    typedef float vf __attribute__((vector_size(32)));
+};
+template <>
+struct lanes<4> {
+    typedef double vd __attribute__((vector_size(32)));
+    typedef long long vi __attribute__((vector_size(32)));
+    typedef float vf __attribute__((vector_size(16)));
+};
+
+// `groups` consecutive runs of c terms each, every run its own fold (prefix from 0).
+template <int W, class T>
+[[gnu::always_inline]] inline batch_stats fold_scan(const T* x, std::size_t c, std::size_t groups) {
+    using vd = typename lanes<W>::vd;
+    using vi = typename lanes<W>::vi;
+    using vf = typename lanes<W>::vf;
+    const vd zero = {};
+    const vi magnitude = vi{} + 0x7fffffffffffffffLL;
+    auto abs = [&](vd v) { return reinterpret_cast<vd>(reinterpret_cast<vi>(v) & magnitude); };
+    auto load = [&](std::size_t i) {
+        vd v;
+        if constexpr (std::is_same_v<T, float>) {
+            vf f;
+            std::memcpy(&f, x + i, sizeof f);
+            v = __builtin_convertvector(f, vd);
+        } else {
+            std::memcpy(&v, x + i, sizeof v);
+        }
+        return v;
+    };
+    auto scan = [&](vd v) {  // inclusive prefix sums inside the vector
+        if constexpr (W == 8) {
+            v += __builtin_shuffle(zero, v, vi{0, 8, 9, 10, 11, 12, 13, 14});
+            v += __builtin_shuffle(zero, v, vi{0, 1, 8, 9, 10, 11, 12, 13});
+            v += __builtin_shuffle(zero, v, vi{0, 1, 2, 3, 8, 9, 10, 11});
+        } else {
+            v += __builtin_shuffle(zero, v, vi{0, 4, 5, 6});
+            v += __builtin_shuffle(zero, v, vi{0, 1, 4, 5});
+        }
+        return v;
+    };
+    const vi last = vi{} + (W - 1);
+    vd q = zero, a = zero, q2 = zero, a2 = zero;
+    batch_stats b;
+    double q_tail = 0, a_tail = 0;
+    for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t base = g * c;
+        vd carry = zero;
+        std::size_t i = 0;
+        // Two vectors a step: the carry's chain is one add per 2W terms (the second prefix is (carry + t0) + s1,
+        // still a binary tree over the terms before it), and q, a have two accumulators each.
+        for (; i + 2 * W <= c; i += 2 * W) {
+            const vd v0 = load(base + i), v1 = load(base + i + W);
+            const vd s0 = scan(v0), s1 = scan(v1);
+            const vd t0 = __builtin_shuffle(s0, last), t1 = __builtin_shuffle(s1, last);
+            q += abs(carry + s0);
+            q2 += abs((carry + t0) + s1);
+            a += abs(v0);
+            a2 += abs(v1);
+            carry += t0 + t1;
+        }
+        for (; i + W <= c; i += W) {
+            const vd v = load(base + i);
+            const vd s = scan(v);
+            q += abs(carry + s);
+            a += abs(v);
+            carry += __builtin_shuffle(s, last);
+        }
+        double sum = carry[0];
+        for (; i < c; ++i) {
+            const double t = static_cast<double>(x[base + i]);
+            sum += t;
+            a_tail += std::fabs(t);
+            q_tail += std::fabs(sum);
+        }
+        b.sum_v += sum;
+        b.abs_sum_v += std::fabs(sum);
+    }
+    b.q = q_tail;
+    b.abs = a_tail;
+    q += q2;
+    a += a2;
+    for (int l = 0; l < W; ++l) {
+        b.q += q[l];
+        b.abs += a[l];
+    }
+    return b;
+}
+
+// Σx and Σ|x| of a run (tree and any leaves).
+template <int W, class T>
+[[gnu::always_inline]] inline run_stats sum_scan(const T* x, std::size_t n) {
+    using vd = typename lanes<W>::vd;
+    using vi = typename lanes<W>::vi;
+    using vf = typename lanes<W>::vf;
+    const vi magnitude = vi{} + 0x7fffffffffffffffLL;
+    vd s0 = {}, s1 = {}, a0 = {}, a1 = {};
+    auto load = [&](std::size_t i) {
+        vd v;
+        if constexpr (std::is_same_v<T, float>) {
+            vf f;
+            std::memcpy(&f, x + i, sizeof f);
+            v = __builtin_convertvector(f, vd);
+        } else {
+            std::memcpy(&v, x + i, sizeof v);
+        }
+        return v;
+    };
+    std::size_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        const vd v0 = load(i), v1 = load(i + W);
+        s0 += v0;
+        s1 += v1;
+        a0 += reinterpret_cast<vd>(reinterpret_cast<vi>(v0) & magnitude);
+        a1 += reinterpret_cast<vd>(reinterpret_cast<vi>(v1) & magnitude);
+    }
+    s0 += s1;
+    a0 += a1;
+    run_stats st;
+    for (int l = 0; l < W; ++l) {
+        st.sum += s0[l];
+        st.abs += a0[l];
+    }
+    for (; i < n; ++i) {
+        st.sum += static_cast<double>(x[i]);
+        st.abs += std::fabs(static_cast<double>(x[i]));
+    }
+    return st;
+}
+[[gnu::target("arch=x86-64-v4")]] run_stats sum_scan_v4(const double* x, std::size_t n) { return sum_scan<8>(x, n); }
+[[gnu::target("arch=x86-64-v4")]] run_stats sum_scan_v4(const float* x, std::size_t n) { return sum_scan<8>(x, n); }
+[[gnu::target("arch=x86-64-v3")]] run_stats sum_scan_v3(const double* x, std::size_t n) { return sum_scan<4>(x, n); }
+[[gnu::target("arch=x86-64-v3")]] run_stats sum_scan_v3(const float* x, std::size_t n) { return sum_scan<4>(x, n); }
+
+[[gnu::target("arch=x86-64-v4")]] batch_stats fold_scan_v4(const double* x, std::size_t c, std::size_t g) {
+    return fold_scan<8>(x, c, g);
+}
+[[gnu::target("arch=x86-64-v4")]] batch_stats fold_scan_v4(const float* x, std::size_t c, std::size_t g) {
+    return fold_scan<8>(x, c, g);
+}
+[[gnu::target("arch=x86-64-v3")]] batch_stats fold_scan_v3(const double* x, std::size_t c, std::size_t g) {
+    return fold_scan<4>(x, c, g);
+}
+[[gnu::target("arch=x86-64-v3")]] batch_stats fold_scan_v3(const float* x, std::size_t c, std::size_t g) {
+    return fold_scan<4>(x, c, g);
+}
+
+int simd_width() {
+    static const int width = [] {
+        __builtin_cpu_init();
+        int w = 1;
+        if (__builtin_cpu_supports("x86-64-v4")) w = 8;
+        else if (__builtin_cpu_supports("x86-64-v3")) w = 4;
+        const char* cap = std::getenv("EXACTREF_SIMD");
+        if (cap != nullptr && std::strcmp(cap, "base") == 0) w = 1;
+        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) w = std::min(w, 4);
+        return w;
+    }();
+    return width;
+}
+#endif
+
+// Σv, Σ|v|, Σ_k|V_k| of a contiguous run: the SIMD kernel for binary64/binary32 terms, the scalar fold otherwise.
+template <class T, class Get>
+run_stats fold_run_of(const T* data, Get get, std::size_t begin, std::size_t end) {
+#ifdef EXACTREF_STRUCTURED_SIMD
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        if (data != nullptr) {
+            const int w = simd_width();
+            if (w >= 4) {
+                const batch_stats b = w == 8 ? fold_scan_v4(data + begin, end - begin, 1)
+                                             : fold_scan_v3(data + begin, end - begin, 1);
+                return run_stats{b.sum_v, b.abs, b.q};
+            }
+        }
+    }
+#endif
+    (void)data;
+    return fold_run(get, begin, end, {});
+}
+
+// Σv and Σ|v| of a contiguous run: SIMD for binary64/binary32 terms (any tree of additions: Step S3's bound).
+template <class Get>
+run_stats sum_run(Get get, std::size_t begin, std::size_t end, run_stats st);
+template <class T, class Get>
+run_stats sum_run_of(const T* data, Get get, std::size_t begin, std::size_t end) {
+#ifdef EXACTREF_STRUCTURED_SIMD
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        if (data != nullptr) {
+            const int w = simd_width();
+            if (w == 8) return sum_scan_v4(data + begin, end - begin);
+            if (w == 4) return sum_scan_v3(data + begin, end - begin);
+        }
+    }
+#endif
+    (void)data;
+    return sum_run(get, begin, end, {});
+}
+
+// Many consecutive fold groups of c terms each (Σv_g, Σ|v_g|, Σ|x|, Σ_g Σ_k|V_k|): the leaf kernel of small groups,
+// without a call into the engine per group.
+template <class T, class Get>
+batch_stats fold_batch(const T* data, Get get, std::size_t begin, std::size_t c, std::size_t groups) {
+#ifdef EXACTREF_STRUCTURED_SIMD
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        if (data != nullptr) {
+            const int w = simd_width();
+            if (w == 8) return fold_scan_v4(data + begin, c, groups);
+            if (w == 4) return fold_scan_v3(data + begin, c, groups);
+        }
+    }
+#endif
+    batch_stats b;
+    for (std::size_t g = 0; g < groups; ++g) {
+        const run_stats st = fold_run_of(data, get, begin + g * c, begin + (g + 1) * c);
+        b.sum_v += st.sum;
+        b.abs_sum_v += std::fabs(st.sum);
+        b.abs += st.abs;
+        b.q += st.q;
+    }
+    return b;
+}
+
 template <class Get>
 run_stats sum_run(Get get, std::size_t begin, std::size_t end, run_stats st) {
     double s[4] = {st.sum, 0, 0, 0}, a[4] = {st.abs, 0, 0, 0};
@@ -375,8 +719,9 @@ run_stats sum_run(Get get, std::size_t begin, std::size_t end, run_stats st) {
     return st;
 }
 
-template <class Get>
-std::array<double, 8> run_engine(const standard& model, std::uint64_t n, dtype term, bool dot, bool f64_dot, Get get) {
+template <class T, class Get>
+std::array<double, 8> run_engine(const standard& model, std::uint64_t n, dtype term, bool dot, bool f64_dot,
+                                 const T* data, Get get) {
     detail::default_fp_environment guard;  // the margins assume binary64 round-to-nearest without FTZ/DAZ
     engine eng(model, n, term, dot, f64_dot);
     const level_state& leaf = eng.leaf_level();
@@ -400,6 +745,18 @@ std::array<double, 8> run_engine(const standard& model, std::uint64_t n, dtype t
     } else {
         std::uint64_t begin = 0;
         for (std::uint64_t g = 0; begin < n; ++g) {
+            // Small consecutive fold groups go to the parent in batches (Step S1, batched).
+            if (fold && leaf.lv.groups == level_groups::consecutive && leaf.lv.size <= 64) {
+                const std::uint64_t c = leaf.lv.size;
+                const std::uint64_t whole = std::min<std::uint64_t>(eng.leaf_batch_room(), (n - begin) / c);
+                if (whole > 0) {
+                    const batch_stats b = fold_batch(data, get, begin, c, whole);
+                    eng.leaf_batch(whole, whole * c, b.sum_v, b.abs_sum_v, b.abs, b.q);
+                    begin += whole * c;
+                    g += whole - 1;
+                    continue;
+                }
+            }
             std::uint64_t size = 0;
             switch (leaf.lv.groups) {
                 case level_groups::rest: size = n; break;
@@ -409,7 +766,7 @@ std::array<double, 8> run_engine(const standard& model, std::uint64_t n, dtype t
                     break;
                 case level_groups::interleaved: break;
             }
-            const run_stats st = fold ? fold_run(get, begin, begin + size, {}) : sum_run(get, begin, begin + size, {});
+            const run_stats st = fold ? fold_run_of(data, get, begin, begin + size) : sum_run_of(data, get, begin, begin + size);
             eng.leaf_group(size, st.sum, st.abs, st.q);
             begin += size;
         }
@@ -439,7 +796,7 @@ structure_bound structured_bound(std::span<const T> xs, const standard& model) {
     b.structure = model.structure();
     b.leaves = xs.size();
     const T* data = xs.data();
-    b.error = run_engine(model, xs.size(), format_traits<T>::info.id, false, false,
+    b.error = run_engine(model, xs.size(), format_traits<T>::info.id, false, false, data,
                          [data](std::size_t i) { return as_double(data[i]); });
     return b;
 }
@@ -456,7 +813,8 @@ structure_bound structured_dot_bound(std::span<const T> x, std::span<const T> y,
     const T* px = x.data();
     const T* py = y.data();
     const bool f64 = format_traits<T>::info.id == dtype::float64;
-    b.error = run_engine(model, x.size(), format_traits<T>::info.id, true, f64, [px, py](std::size_t i) {
+    b.error = run_engine(model, x.size(), format_traits<T>::info.id, true, f64, static_cast<const T*>(nullptr),
+                         [px, py](std::size_t i) {
         return as_double(px[i]) * as_double(py[i]);
     });
     return b;

@@ -48,7 +48,7 @@ struct verdict {
     double ratio = 0;              // |r - s| / B (0 when both are 0, inf when B = 0 < |r - s|)
     double ulps = 0;               // (r - s) / ulp(RN(s)) in the result's format
     std::string reason;            // why, when a special-value or signed-zero rule decided
-    bool vacuous = false;          // B >= S (or B infinite): no lost or doubled subset of the terms can be seen, not
+    bool vacuous = false;          // B >= S > 0 (or B infinite): no lost or doubled subset of the terms can be seen, not
                                    // even a result of 0; exact and faithful are never vacuous
     verdict_sensitivity sensitivity;  // B against |s|, S and max|t_i| (zeros for exact and faithful)
     std::string advice;            // when vacuous: a tighter standard or a smaller n that would see something
