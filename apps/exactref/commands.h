@@ -11,10 +11,12 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "exactref/format.h"
 #include "exactref/io.h"
 #include "exactref/reference.h"
+#include "exactref/standard.h"
 
 // The registration functions are in the global namespace (one per subcommand file), so that a file defining
 // register_ulp overrides main.cpp's weak placeholder by name.
@@ -60,8 +62,11 @@ struct loaded_input {
 /// number correctly rounded into --dtype (float64 by default). Throws std::invalid_argument on bad input.
 loaded_input load_input(const input_options& options);
 
-/// The exact reference of the whole array (superaccumulator; exact, deterministic).
-reference reference_of(const data_array& data);
+/// The exact reference of the whole array (superaccumulator; exact, deterministic), with the data-dependent bounds
+/// of the structured standards in `structures` (standard.h, "levels:..."; one more pass over the data each, which
+/// load_input already holds). Throws std::invalid_argument for a standard that is not structured or whose groups do
+/// not fit the data.
+reference reference_of(const data_array& data, const std::vector<standard>& structures = {});
 
 /// Shortest round-trip decimal of a double, e.g. "4.72203014716636" ("inf", "nan" for the specials).
 std::string shortest(double x);

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "commands.h"
 
@@ -41,11 +42,11 @@ loaded_input load_input(const input_options& options) {
     return in;
 }
 
-reference reference_of(const data_array& data) {
+reference reference_of(const data_array& data, const std::vector<standard>& structures) {
     return std::visit(
-        [](const auto& values) {
+        [&structures](const auto& values) {
             using T = typename std::decay_t<decltype(values)>::value_type;
-            return exactref::sum(std::span<const T>(values.data(), values.size()));
+            return exactref::sum(std::span<const T>(values.data(), values.size()), structures);
         },
         data.values);
 }

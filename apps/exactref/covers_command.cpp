@@ -1,16 +1,21 @@
-// `exactref covers FILE RESULT... [--standard S] [--dtype D] [--json]`: one verdict per RESULT, decided exactly by
-// exactref::covers_bits (shared/DESIGN.md §3, §6).
+// `exactref covers FILE RESULT... [--standard S] [--dtype D] [--json] [--explain]`: one verdict per RESULT, decided
+// exactly by exactref::covers_bits (shared/DESIGN.md §3, §6).
 //
 // Each RESULT is parsed correctly rounded into the result format (the dtype; for mixed:ACC:OUT, the format OUT),
 // so "30.604263" and "0x1.e9ab46p+4" name the same float32. Every RESULT is parsed before anything is printed: a
-// malformed one is a usage error (exit 2) and no verdict is given.
+// malformed one is a usage error (exit 2) and no verdict is given. A structured standard (levels:...) gets its
+// bound from the data: the reference is built with it, from the array load_input holds.
 //
-// Text output: the standard, the exact sum, then one line per RESULT:
+// Text output: the standard, the exact sum, what the check can see (bound standards), then one line per RESULT:
 //   COVERED      30.604263 (0x1.e9ab46p+4)   error +1.19e-06  bound 4.72203  ratio 2.52e-07  ulps +0.625
+// and with --explain, per RESULT, every candidate standard of exactref::explain (covering ones first, tightest
+// first). A vacuous check (B >= S: it cannot see any lost or doubled part of the terms) is marked on each line and
+// warned about once on stderr with the library's advice; the exit status still follows the verdicts.
 // JSON keys (contract): covered (all of them), verdicts (list of {result, covered, error, bound, ulps}); also
 // standard, dtype, n, exact, and per verdict input (the RESULT text as typed: cli::as_given), result_hex, error_exact,
-// ratio, reason. Doubles that are not
-// finite (an infinite bound, the error of an Inf result) are null.
+// ratio, reason, vacuous, sensitivity ({of_sum, of_abs_sum, of_largest}), advice, and with --explain explain (list of
+// {standard, covered, bound, ratio, vacuous, reason}). Doubles that are not finite (an infinite bound, the error of
+// an Inf result, a sensitivity of an exact zero sum) are null.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +36,7 @@ struct covers_options {
     exactref::cli::input_options input;
     std::vector<std::string> results;
     std::string standard_name = "any_order";
+    bool explain = false;
 };
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
@@ -39,6 +45,26 @@ nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::js
 std::string shown(double x, bool with_sign, int digits) {
     if (std::isnan(x)) return "n/a";
     return with_sign ? fmt::format("{:+.{}g}", x, digits) : fmt::format("{:.{}g}", x, digits);
+}
+
+nlohmann::json sensitivity_json(const exactref::verdict_sensitivity& s) {
+    return {{"of_sum", number_or_null(s.of_sum)},
+            {"of_abs_sum", number_or_null(s.of_abs_sum)},
+            {"of_largest", number_or_null(s.of_largest)}};
+}
+
+/// What a bound standard can see, in one line: B against the largest term, S and |s| (the verdict's sensitivity).
+std::string sees_line(const exactref::verdict& v) {
+    if (v.vacuous) return "nothing: the check is VACUOUS (B >= S = sum of |x|): no lost or doubled part of the terms "
+                          "can be seen, not even a result of 0";
+    std::string out = "a fault only if it moves the sum by more than B = " + shown(v.bound, false, 6) + " (";
+    if (std::isfinite(v.sensitivity.of_largest)) out += shown(v.sensitivity.of_largest, false, 3) + "x the largest |x|, ";
+    out += shown(v.sensitivity.of_abs_sum, false, 3) + " of S";
+    if (std::isfinite(v.sensitivity.of_sum)) out += ", " + shown(v.sensitivity.of_sum, false, 3) + "x |s|";
+    out += ")";
+    if (std::isfinite(v.sensitivity.of_largest) && v.sensitivity.of_largest >= 1)
+        out += ": a lost term smaller than B cannot be seen";
+    return out;
 }
 
 void run_covers(const covers_options& options) {
@@ -57,14 +83,25 @@ void run_covers(const covers_options& options) {
         }
     }
 
-    const exactref::reference ref = cli::reference_of(in.data);
+    // A structured standard's bound comes from the data's group sums: build the reference with it.
+    std::vector<exactref::standard> structures;
+    if (model.structured) structures.push_back(model);
+    const exactref::reference ref = cli::reference_of(in.data, structures);
     std::vector<exactref::verdict> verdicts;
+    std::vector<std::vector<exactref::verdict>> explained;
     bool all_covered = true;
     for (const std::uint64_t bits : result_bits) {
         verdicts.push_back(exactref::covers_bits(result_format, bits, ref, model));
         all_covered = all_covered && verdicts.back().covered;
+        if (options.explain) explained.push_back(exactref::explain_bits(result_format, bits, ref));
     }
     cli::set_exit_status(all_covered ? cli::exit_ok : cli::exit_not_covered);
+    // Vacuity depends on the reference and the standard, not on the result: one warning for the run.
+    for (const exactref::verdict& v : verdicts) {
+        if (!v.vacuous) continue;
+        std::cerr << "exactref: warning: " << model.name() << " is vacuous for this input: " << v.advice << "\n";
+        break;
+    }
 
     if (options.input.json) {
         nlohmann::json j;
@@ -85,7 +122,21 @@ void run_covers(const covers_options& options) {
                             {"bound", number_or_null(v.bound)},
                             {"ratio", number_or_null(v.ratio)},
                             {"ulps", number_or_null(v.ulps)},
-                            {"reason", v.reason}});
+                            {"reason", v.reason},
+                            {"vacuous", v.vacuous},
+                            {"sensitivity", sensitivity_json(v.sensitivity)},
+                            {"advice", v.advice}});
+            if (options.explain) {
+                nlohmann::json candidates = nlohmann::json::array();
+                for (const exactref::verdict& e : explained[i])
+                    candidates.push_back({{"standard", e.standard},
+                                          {"covered", e.covered},
+                                          {"bound", number_or_null(e.bound)},
+                                          {"ratio", number_or_null(e.ratio)},
+                                          {"vacuous", e.vacuous},
+                                          {"reason", e.reason}});
+                list.back()["explain"] = std::move(candidates);
+            }
         }
         j["verdicts"] = std::move(list);
         std::cout << j.dump(2) << '\n';
@@ -94,15 +145,27 @@ void run_covers(const covers_options& options) {
 
     fmt::print("standard  {}  ({}, n = {})\n", model.name(), result_format.name, ref.count);
     fmt::print("exact     {}\n", ref.exact());
+    if (model.decides == exactref::rule::bound && !verdicts.empty() &&
+        (verdicts.front().vacuous || verdicts.front().sensitivity.of_abs_sum > 0))
+        fmt::print("sees      {}\n", sees_line(verdicts.front()));
     std::size_t covered = 0;
     for (std::size_t i = 0; i < verdicts.size(); ++i) {
         const exactref::verdict& v = verdicts[i];
         covered += v.covered ? 1 : 0;
         const std::string result = exactref::to_shortest_string(result_format, result_bits[i]) + " (" +
                                    exactref::to_hex_string(result_format, result_bits[i]) + ")";
-        fmt::print("{:<12} {:<30} error {:<11} bound {:<11} ratio {:<10} ulps {}{}\n",
+        fmt::print("{:<12} {:<30} error {:<11} bound {:<11} ratio {:<10} ulps {}{}{}\n",
                    v.covered ? "COVERED" : "NOT COVERED", result, shown(v.error, true, 3), shown(v.bound, false, 6),
-                   shown(v.ratio, false, 3), shown(v.ulps, true, 6), v.reason.empty() ? "" : "  (" + v.reason + ")");
+                   shown(v.ratio, false, 3), shown(v.ulps, true, 6), v.reason.empty() ? "" : "  (" + v.reason + ")",
+                   v.vacuous ? "  [vacuous]" : "");
+    }
+    for (std::size_t i = 0; i < explained.size(); ++i) {
+        fmt::print("explain   {} ({}): every standard, covering ones first, tightest first\n",
+                   exactref::to_shortest_string(result_format, result_bits[i]),
+                   exactref::to_hex_string(result_format, result_bits[i]));
+        for (const exactref::verdict& e : explained[i])
+            fmt::print("  {:<32} {:<12} ratio {:<10} bound {}{}\n", e.standard, e.covered ? "COVERED" : "NOT COVERED",
+                       shown(e.ratio, false, 3), shown(e.bound, false, 6), e.vacuous ? "  [vacuous]" : "");
     }
     fmt::print("{} of {} results covered by {}\n", covered, verdicts.size(), model.name());
 }
@@ -120,6 +183,10 @@ void register_covers(CLI::App& app) {
         ->required();
     command->add_option("--standard", options->standard_name,
                         "error model: any_order (default), exact, faithful, tree:H, split_k:S, split_k:S:pairwise, "
-                        "mixed:ACC:OUT, directed:<model>");
+                        "levels:L1,...,Lm (the kernel's structure, e.g. levels:fold/4,any: its bound comes from the "
+                        "data), mixed:ACC:OUT[:<model>], directed:<model>, <model>+fma");
+    command->add_flag("--explain", options->explain,
+                      "also judge each RESULT by every candidate standard (exact, faithful, trees, split_k, any_order, "
+                      "directed, mixed, the --standard's structure), covering ones first, tightest first");
     command->callback([options] { run_covers(*options); });
 }

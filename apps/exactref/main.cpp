@@ -1,7 +1,7 @@
 // exactref — the command-line face of the library (shared/DESIGN.md §6, docs/cli.md).
 //
 //   exactref sum    [--dtype D] [--json] FILE|-
-//   exactref covers [--dtype D] [--json] [--standard S] FILE|- RESULT...
+//   exactref covers [--dtype D] [--json] [--standard S] [--explain] FILE|- RESULT...
 //   exactref ulp    [--dtype D] [--json] FILE|-
 //   exactref --help | --version      (--version: the CMake project's version, given as EXACTREF_VERSION)
 //

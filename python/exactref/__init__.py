@@ -27,15 +27,16 @@ from ._arrays import asarray, host_array
 from ._orders import fold_sum, kahan_sum, pairwise_sum, tree_height, tree_sum
 from ._products import dot, matmul
 from ._reference import Reference, ReferenceArray
-from ._standards import Standard, standard
+from ._standards import Standard, standard, structures as _structures
 from . import testing
 
 __version__ = "0.1.0"
 
 Verdict = _core.Verdict
+Sensitivity = _core.Sensitivity
 
 __all__ = [
-    "Reference", "ReferenceArray", "Standard", "Verdict", "asarray", "dot", "fold_sum", "kahan_sum", "matmul",
+    "Reference", "ReferenceArray", "Sensitivity", "Standard", "Verdict", "asarray", "dot", "fold_sum", "kahan_sum", "matmul",
     "pairwise_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
 ]
 
@@ -63,7 +64,8 @@ def _normalize_axis(a: Any, ndim: int) -> int:
     return i + ndim if i < 0 else i
 
 
-def sum(x: Any, axis: Union[None, int, Sequence[int]] = None) -> Reference:  # noqa: A001 - mirrors np.sum
+def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 - mirrors np.sum
+        structure: Any = None) -> Reference:
     """The exact reference of Σ x: exact s and S = Σ|x_i|, n, the dtype and the special-value state.
 
     x: float16/float32/float64/bfloat16 array of any shape and strides (numpy, DLPack in host memory, Python floats).
@@ -76,22 +78,35 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None) -> Reference:  # n
         ints or only bools is refused. A numpy masked array is refused (pass x.compressed() or x.filled(value)).
     axis: None (every element, a 0-d Reference), an int or a tuple of ints: a Reference with the remaining axes, one
         exact reference per output element, like np.sum(x, axis).
+    structure: structured standards whose bounds the reference holds (DESIGN §3, "Structured standards"): a spelling
+        such as "levels:fold/4,any" (4 threads, static chunks, combined in any order), an exactref.Standard, or a
+        list of them; a "mixed:ACC:OUT:" or "directed:" prefix may come with it (the bound is kept for every
+        accumulation format and rounding). Each is computed from the data in one more pass per element, over the
+        reduced elements in C order of the axes given (the leaves of the structure: element i of x.ravel() for
+        axis=None); a block that is not C-contiguous is copied for it. r.covers(result, standard=...) then decides
+        against min(the structure's flat bound, its data bound); a structured standard on a reference built without
+        it is a ValueError that says so.
 
     Exact for every input: no rounding, no overflow, independent of the floating-point environment. n = 0 gives
     s = +0.0. Special values: NaN and ±Inf terms are counted (see Reference.exact, Reference.covers).
-    Raises TypeError for another dtype, a non-numeric object or a masked array, ValueError for device memory or a
-    bad axis.
+    Raises TypeError for another dtype, a non-numeric object or a masked array, ValueError for device memory, a
+    bad axis, or a structure that is not structured (structure="exact", "any_order") or whose groups do not fit the
+    data ("levels:fold/20000,any" over 10000 terms: a group would be empty), with the accepted spelling.
 
     >>> er.sum(np.array([0.1, 0.2, 0.3])).exact
     Fraction(21617278211378381, 36028797018963968)
     >>> er.sum(np.ones((3, 4), np.float32), axis=1).nearest()
     array([4., 4., 4.], dtype=float32)
+    >>> r = er.sum(x, structure="levels:fold/4,any")
+    >>> r.covers(omp_sum(x, threads=4), standard="levels:fold/4,any")
+    array(True)
     """
     a, name = host_array(x, "x")
     axes = _axes(axis, a.ndim)
     keep = [d for d in range(a.ndim) if d not in axes]
     view = a.transpose(keep + list(axes))  # a view: the reduced axes last, in the order given
-    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes))
+    models = _structures(structure)
+    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes), models)
     return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape([a.shape[d] for d in keep]))
 
 

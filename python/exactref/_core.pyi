@@ -15,22 +15,60 @@ class Standard:
     """
 
     @property
-    def kind(self) -> str: ...
+    def name(self) -> str:
+        """
+        The CLI spelling, which exactref.standard() reads back: 'tree:5', 'split_k:4:pairwise', 'directed:any_order', 'levels:fold/4,any', 'mixed:float32:float16:levels:fold/8,any+fma'.
+        """
 
     @property
-    def height(self) -> int: ...
+    def rule(self) -> str:
+        """
+        How it decides: 'exact' (r == RN(s)), 'faithful' (RD(s) or RU(s)) or 'bound' (|r - s| <= B).
+        """
 
     @property
-    def chunks(self) -> int: ...
+    def levels(self) -> list[tuple[str, str, int, int | None]]:
+        """
+        The reduction's structure from the leaves up, one (order, groups, size, height) per level: order 'fold', 'tree' or 'any'; groups 'consecutive' (':N'), 'chunks' ('/N'), 'interleaved' ('%N') or 'rest' (the last level); size the N (0 for rest); height a tree level's height, or None. [] for exact and faithful. 'levels:fold/4,any' -> [('fold', 'chunks', 4, None), ('any', 'rest', 0, None)].
+        """
 
     @property
-    def combine(self) -> str: ...
+    def structure(self) -> str | None:
+        """
+        The structure alone in the levels spelling ('levels:fold/4,any'; any_order is 'levels:any'), None for exact and faithful.
+        """
 
     @property
-    def acc(self) -> str | None: ...
+    def structured(self) -> bool:
+        """
+        True when the bound comes from the data's group sums (levels:...): the reference must be built with it, er.sum(x, structure=...).
+        """
 
     @property
-    def out(self) -> str | None: ...
+    def kind(self) -> str:
+        """
+        The classic name, derived: 'exact', 'faithful', 'any_order', 'tree', 'split_k', 'mixed' or 'levels' (a structured standard).
+        """
+
+    @property
+    def height(self) -> int:
+        """tree:H: H; 0 for every other standard."""
+
+    @property
+    def chunks(self) -> int:
+        """split_k:S: S; 0 for every other standard."""
+
+    @property
+    def combine(self) -> str:
+        """split_k: 'pairwise' or 'any_order'; 'any_order' for the others."""
+
+    @property
+    def acc(self) -> str | None:
+        """mixed: the accumulation dtype name, else None."""
+
+    @property
+    def out(self) -> str | None:
+        """mixed: the output (result) dtype name, else None."""
 
     @property
     def directed(self) -> bool: ...
@@ -41,19 +79,13 @@ class Standard:
     @property
     def allow_negative_zero(self) -> bool: ...
 
-    @property
-    def name(self) -> str:
-        """
-        The CLI spelling: 'tree:5', 'split_k:4:pairwise', 'directed:any_order'.
-        """
-
     def __repr__(self) -> str: ...
 
     def __eq__(self, arg: Standard, /) -> bool: ...
 
-    def __getstate__(self) -> tuple[str, int, int, str, str | None, str | None, bool, bool, bool]: ...
+    def __getstate__(self) -> tuple[str, bool]: ...
 
-    def __setstate__(self, arg: tuple[str, int, int, str, str | None, str | None, bool, bool, bool], /) -> None: ...
+    def __setstate__(self, arg: tuple, /) -> None: ...
 
 def exact() -> Standard: ...
 
@@ -65,13 +97,34 @@ def tree(height: int) -> Standard: ...
 
 def split_k(chunks: int, combine: str) -> Standard: ...
 
-def mixed(acc: str, out: str) -> Standard: ...
+def mixed(acc: str, out: str, base: Standard | None) -> Standard: ...
 
 def directed(base: Standard) -> Standard: ...
 
 def parse_standard(text: str) -> Standard: ...
 
 def with_options(standard: Standard, allow_negative_zero: bool, fma: bool) -> Standard: ...
+
+class Sensitivity:
+    """
+    What a check can see (exactref/covers.h): the bound B relative to |s|, to S = Σ|t_i| (T for dots) and to the largest term.
+    """
+
+    @property
+    def of_sum(self) -> float:
+        """B / |s| (inf when s = 0 < B)"""
+
+    @property
+    def of_abs_sum(self) -> float:
+        """B / S (>= 1: the check is vacuous)"""
+
+    @property
+    def of_largest(self) -> float:
+        """
+        B / max|t_i|; nan when the reference does not know its largest term (dots, matrix products)
+        """
+
+    def __repr__(self) -> str: ...
 
 class Verdict:
     """
@@ -82,7 +135,8 @@ class Verdict:
     def covered(self) -> bool: ...
 
     @property
-    def standard(self) -> str: ...
+    def standard(self) -> str:
+        """the standard's name"""
 
     @property
     def result_dtype(self) -> str: ...
@@ -118,6 +172,22 @@ class Verdict:
     @property
     def reason(self) -> str: ...
 
+    @property
+    def vacuous(self) -> bool:
+        """
+        B >= S (or B infinite): no lost or doubled part of the terms can be seen, not even a result of 0 (never for exact and faithful)
+        """
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        """B against |s|, S and the largest term (exactref.Sensitivity)"""
+
+    @property
+    def advice(self) -> str:
+        """
+        when vacuous: a tighter standard or a smaller n that would see something
+        """
+
     def __bool__(self) -> bool: ...
 
     def message(self) -> str: ...
@@ -143,6 +213,8 @@ class ReferenceList:
 
     def abs_sum_parts(self, i: int) -> tuple[str, bool, bytes, int]: ...
 
+    def structures(self, i: int) -> list[str]: ...
+
     def exact_decimal(self, i: int) -> str: ...
 
     def nearest_bits(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], dtype: str, rounding: str) -> object: ...
@@ -155,26 +227,28 @@ class ReferenceList:
 
     def verdict(self, i: int, results: Annotated[NDArray, dict(writable=False)], j: int, as_dtype: str | None, standard: Standard) -> Verdict: ...
 
+    def explain(self, i: int, results: Annotated[NDArray, dict(writable=False)], j: int, as_dtype: str | None) -> list[Verdict]: ...
+
     def ulp_error(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], results: Annotated[NDArray, dict(writable=False)], as_dtype: str | None) -> object: ...
 
-    def export_states(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> list[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool]]]:
+    def export_states(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> list[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool], float | None, list[tuple[str, list[float], int]]]]:
         """
         Internal (pickling): the exact state of each indexed reference, every field.
         """
 
-def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool]]]) -> ReferenceList:
+def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool], float | None, Sequence[tuple[str, Sequence[float], int]]]]) -> ReferenceList:
     """
     Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not read back the same.
     """
 
-def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int) -> ReferenceList:
+def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int, structures: Sequence[Standard]) -> ReferenceList:
     """
-    Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order).
+    Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), each with the data bounds of the structured standards `structures`.
     """
 
 def host_view(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, what: str) -> tuple[object, str]: ...
 
-def dot(x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, initial: Annotated[NDArray, dict(writable=False)] | None) -> ReferenceList: ...
+def dot(x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, initial: Annotated[NDArray, dict(writable=False)] | None, structures: Sequence[Standard]) -> ReferenceList: ...
 
 def matmul(batch: Sequence[tuple[Annotated[NDArray, dict(writable=False)], Annotated[NDArray, dict(writable=False)], Annotated[NDArray, dict(writable=False)] | None]], as_dtype: str | None, method: str) -> ReferenceList: ...
 
@@ -189,3 +263,10 @@ def fold_sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, 
 def kahan_sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, acc: str | None) -> tuple[int, str]: ...
 
 def pairwise_sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, acc: str | None) -> tuple[int, str]: ...
+
+def order_free(n: int, dtype: str, seed: int, structure: Standard | None) -> object:
+    """
+    Order-free terms (exactref/testing.h) as raw bits: uint64/uint32/uint16 for float64/float32/float16 and bfloat16.
+    """
+
+def order_free_max_terms(dtype: str) -> int: ...

@@ -15,6 +15,7 @@ import numpy as np
 from . import _core
 from ._arrays import host_array
 from ._reference import Reference
+from ._standards import structures as _structures
 
 
 def _as_dtype(name: str) -> Optional[str]:
@@ -29,7 +30,7 @@ def _same_dtype(what: str, names: dict) -> str:
     return kinds.pop()
 
 
-def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
+def dot(x: Any, y: Any, *, initial: Any = None, structure: Any = None) -> Reference:
     """The exact reference of the dot product Σ_i x_i·y_i (0-d Reference); for matrices, of x @ y (as er.matmul).
 
     x, y: vectors of the same length n and the same dtype (float16/float32/float64/bfloat16; numpy, DLPack in host
@@ -38,11 +39,15 @@ def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
         (errors then name dot and x, y, initial).
     initial: an existing output accumulated into (BLAS beta = 1), one value of the same dtype: it counts as one more
         term (n + 1 terms, T includes |initial|).
+    structure: structured standards whose bounds the reference holds, as in er.sum ("levels:fold/8,any+fma" for a
+        split-K dot of 8 chunks with FMA): computed over the products x_i·y_i in order, each product's own rounding
+        at the leaves. Vectors only, and not with initial= (ValueError).
 
     Exact for every input: products and sums are never rounded; independent of the rounding mode and FTZ/DAZ.
     Special values: NaN operands or Inf·0 give a NaN term; Inf·finite a signed Inf term (see Reference.covers).
-    Raises ValueError for lengths or inner dimensions that differ, TypeError for dtypes that differ or are not
-    floating-point, or a numpy masked array.
+    Raises ValueError for lengths or inner dimensions that differ, a structure that is not structured, does not fit
+    n or comes with initial= or matrices; TypeError for dtypes that differ or are not floating-point, or a numpy
+    masked array.
 
     >>> x = np.array([1e20, 1.0, -1e20], np.float32); y = np.ones(3, np.float32)
     >>> er.dot(x, y).nearest()            # a left fold in float32 gives 0
@@ -56,7 +61,12 @@ def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
     if a.ndim > 2 or b.ndim > 2:
         raise ValueError(f"dot: x has shape {a.shape} and y {b.shape}: er.dot takes vectors or matrices; use "
                          f"er.matmul for stacks of matrices")
+    models = _structures(structure)
     if a.ndim == 2 or b.ndim == 2:
+        if models:
+            raise ValueError(f"dot: x has shape {a.shape} and y {b.shape}: structure= applies to the dot product of "
+                             f"two vectors; check a matrix product's elements with er.dot(a[i], b[:, j], "
+                             f"structure=...)")
         return _matmul(x, y, initial, "automatic", "dot", ("x", "y", "initial"))
     name = _same_dtype("dot", {"x": na, "y": nb})
     init = None
@@ -68,7 +78,7 @@ def dot(x: Any, y: Any, *, initial: Any = None) -> Reference:
         init = init.reshape(())
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"dot: x has {a.shape[0]} elements and y {b.shape[0]}: pass two vectors of the same length")
-    refs = _core.dot(a, b, _as_dtype(name), init)
+    refs = _core.dot(a, b, _as_dtype(name), init, models)
     return Reference(refs, np.zeros((), dtype=np.int64))
 
 

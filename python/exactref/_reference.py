@@ -6,14 +6,15 @@ a stack of k runs of shape (k, *r.shape) in one call, or results that broadcast 
 would broadcast the references themselves (see Reference, "Shapes of results").
 
 Each element holds, exactly: s (the sum of the terms; for dots and GEMMs the terms are the exact products),
-S = Σ|t_i| over the finite terms, n, the input dtype and the special-value state (NaN, +Inf, -Inf terms, all -0.0).
+S = Σ|t_i| over the finite terms, n, the input dtype and the special-value state (NaN, +Inf, -Inf terms, all -0.0);
+for sums also max|x_i|, and the data-dependent bounds of the structured standards it was built with (structure=).
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Iterator, Tuple, Union
+from typing import Any, Iterator, List, Tuple, Union
 
 import numpy as np
 
@@ -40,8 +41,10 @@ class Reference:
     Built by er.sum, er.dot and er.matmul; not constructed directly.
 
     Attributes: shape, ndim, size, dtype (the input's dtype name), count (n, the number of terms), is_dot,
-    exact (s as fractions.Fraction), abs_sum (S as Fraction), decimal (s as an exact decimal string).
-    Methods: covers(result, standard=..., **params), verdict(...), bound(standard, **params), nearest(dtype).
+    exact (s as fractions.Fraction), abs_sum (S as Fraction), decimal (s as an exact decimal string), structures
+    (the structured standards it was built with).
+    Methods: covers(result, standard=..., **params), verdict(...), explain(result), bound(standard, **params),
+    nearest(dtype).
 
     Shapes of results (covers, verdict, ulp_error, exactref.testing.assert_covers): a result array of shape
     r.shape gives one result per element; (k, ..., *r.shape) is a stack of runs, each of r.shape exactly; a shape
@@ -50,7 +53,8 @@ class Reference:
     result against every reference; squeeze such results first (np.squeeze, keepdims=False).
 
     Pickling keeps every element's exact state (n, dtype, dot-product fields, both accumulators with their special
-    counts and signed-zero state), so References cross process boundaries (multiprocessing, pytest-xdist).
+    counts and signed-zero state, the largest term, the structured bounds), so References cross process boundaries
+    (multiprocessing, pytest-xdist).
     """
 
     __slots__ = ("_refs", "_index")
@@ -138,6 +142,15 @@ class Reference:
         return self._objects(lambda i: _fraction(self._refs.abs_sum_parts(i), specials=False))
 
     @property
+    def structures(self) -> List[str]:
+        """The structures (levels spelling, 'levels:fold/4,any') whose data bounds this Reference holds: those of
+        er.sum(x, structure=...) / er.dot(x, y, structure=...), in the order given; [] when built without. The same
+        for every element."""
+        if self.size == 0:
+            return []
+        return list(self._refs.structures(int(self._flat()[0])))
+
+    @property
     def decimal(self) -> Any:
         """s as an exact decimal string, every digit ('30.604261366177525...'; 'nan', 'inf', '-inf', '-0')."""
         return self._objects(self._refs.exact_decimal)
@@ -183,16 +196,18 @@ class Reference:
             A shape that would broadcast the references themselves, such as (4, 1) against (4,) (giving (4, 4):
             every result against every reference), is refused: squeeze it (np.squeeze, keepdims=False).
         standard, params: see exactref.standard: "any_order" (default), "exact", "faithful", "tree" (height=),
-            "split_k" (chunks=, combine=), "mixed" (acc=, out=), "directed" (base=); directed=True,
-            allow_negative_zero=True, fma=True on any of them.
+            "split_k" (chunks=, combine=), "mixed" (acc=, out=, base=), "directed" (base=), a structured standard
+            "levels:fold/4,any" (levels=; the Reference must be built with it: er.sum(x, structure=...));
+            directed=True, allow_negative_zero=True, fma=True on any of them.
         Returns a numpy bool array of r.shape, or of the stack's shape (0-d for a single result: use .all() or
         bool()).
 
         Special values (DESIGN §3): a NaN term makes only NaN covered; +Inf terms only +Inf; both only NaN. With
         finite terms ±Inf is covered only when overflow is reachable, and -0.0 only when every term is -0.0.
         Raises ValueError for a result shape that does not fit r.shape (above), a standard that does not apply to the
-        result's dtype (mixed's out) or to the reference (tree: more than 2^h terms); TypeError for a wrong dtype or
-        parameter, or a numpy masked array.
+        result's dtype (mixed's out) or to the reference (tree: more than 2^h terms; a structured standard the
+        Reference was not built with, or whose groups do not fit n); TypeError for a wrong dtype or parameter, or a
+        numpy masked array.
 
         >>> r = er.sum(values)                    # float32 values
         >>> r.covers(er.asarray(run), standard="any_order").all()
@@ -211,8 +226,16 @@ class Reference:
         return shape, index, flat, as_dtype, model, covered.view(np.bool_), ratio
 
     def verdict(self, result: Any, standard: Any = "any_order", **params: Any) -> Any:
-        """The full verdict (exact value, result, error, bound, ratio, ulps, reason) for the worst result: the first
-        violation with the largest ratio, or the largest ratio when all are covered. See covers() for arguments.
+        """The full verdict (an exactref.Verdict) for the worst result: the first violation with the largest ratio,
+        or the largest ratio when all are covered. See covers() for arguments.
+
+        Fields: covered, standard (its name), result_dtype, result, exact (every digit), error_exact, error, bound
+        (B rounded upward), ratio (|r - s| / B), ulps, reason (when a special-value rule decided); what the check
+        can see: vacuous (B >= S or B infinite: no lost or doubled part of the terms can be seen, not even a result
+        of 0; never for exact and faithful), sensitivity (an exactref.Sensitivity: of_sum = B/|s|, of_abs_sum = B/S,
+        of_largest = B/max|x_i|, nan for dots and matrix products; zeros for exact and faithful), advice (when
+        vacuous: a tighter standard or a smaller n that would see something). message() is the multi-line text
+        assert_covers shows, with a "sees" line.
         Raises ValueError when there is no result to judge (an empty result, or an empty Reference)."""
         shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params)
         if flat.size == 0:
@@ -220,6 +243,32 @@ class Reference:
                              f"{self.shape}); covers() of an empty result is an empty array")
         worst = worst_position(covered, ratio)
         return self._refs.verdict(int(index[worst]), flat, worst, as_dtype, model)
+
+    def explain(self, result: Any) -> List[Any]:
+        """Every standard of a fixed list judged on one result (exactref::explain, covers.h): exact, faithful,
+        tree:ceil(log2 n), split_k:s for s = 2, 4, ..., 256 (s < n), any_order, directed:any_order,
+        mixed:float32:OUT for float16/bfloat16 results, and each structure the Reference was built with (plain and
+        directed). The ones that cover the result come first, tightest first (exact, then faithful, then by bound),
+        then the ones that reject it, by ratio. Standards that do not apply (a format that cannot hold the terms)
+        are left out.
+
+        result: one value (a scalar or an array of one element; its dtype is the result format) against a
+            Reference of one element (0-d, or r[i] of an array Reference).
+        Returns a list of exactref.Verdict (see verdict(): standard, covered, bound, ratio, vacuous, sensitivity,
+        ...).
+        Raises ValueError when the Reference or the result has more than one element.
+
+        >>> [(v.standard, v.covered) for v in er.sum(x).explain(np.float32(er.fold_sum(x)))][:2]
+        [('tree:14', True), ('split_k:128', True)]
+        """
+        if self.size != 1:
+            raise ValueError(f"explain: the Reference has shape {self.shape}: explain judges one result against one "
+                             f"reference; pick an element, r[i].explain(result[i])")
+        shape, index, flat, name = self._pair(result)
+        if flat.size != 1:
+            raise ValueError(f"explain: the result has shape {shape}: pass one result (a scalar)")
+        as_dtype = "bfloat16" if name == "bfloat16" else None
+        return list(self._refs.explain(int(index[0]), flat, 0, as_dtype))
 
     def bound(self, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
         """The bound B of `standard` for results of `dtype`, rounded upward to binary64 (never below the exact B).
@@ -250,8 +299,8 @@ class Reference:
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         """Pickles the exact state of the elements this Reference uses (not the whole list it indexes into): each
-        element's n, term dtype, dot-product fields and both accumulators (value, term count, NaN seen, +Inf and
-        -Inf counts, signed-zero state), about 100 bytes per element, so multiprocessing and pytest-xdist can send
+        element's n, term dtype, dot-product fields, both accumulators (value, term count, NaN seen, +Inf and
+        -Inf counts, signed-zero state), its largest term and its structured bounds, about 100 bytes per element, so multiprocessing and pytest-xdist can send
         References. A matmul Reference is built element by element for this; pickle r[idx] to send a sample of a
         large product. Unpickling raises ValueError for a state exactref did not write."""
         used, inverse = np.unique(self._index, return_inverse=True)

@@ -1,14 +1,67 @@
-"""pytest-friendly checks: ``er.testing.assert_covers(actual, reference, standard="any_order")``."""
+"""Testing helpers: ``er.testing.assert_covers(actual, reference, standard="any_order")`` and order-free test data,
+``er.testing.order_free(n, dtype="float32", seed=0, structure=None)`` (docs/order-free.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
+from . import _core
+from ._arrays import as_count, dtype_name, numpy_dtype
 from ._reference import Reference, worst_position
+from ._standards import standard
 
-__all__ = ["assert_covers"]
+__all__ = ["assert_covers", "order_free", "order_free_max_terms"]
+
+
+def order_free(n: int, dtype: Any = "float32", seed: int = 0, structure: Optional[Any] = None) -> np.ndarray:
+    """n random-looking terms whose sum every allowed evaluation computes exactly: the result must be
+    ``er.sum(x).nearest(dtype)`` bit for bit, so ``standard="exact"`` catches a lost or doubled term.
+
+    n: the number of terms (0 gives an empty array). dtype: 'float64', 'float32', 'float16' or 'bfloat16' (any
+        spelling numpy takes, see er.sum; bfloat16 needs ml_dtypes). seed: an integer 0 .. 2**64 - 1; the same
+        (n, dtype, seed, structure) gives the same bits on every platform, and the same as the C++
+        exactref::testing::order_free_data.
+    structure: None: every order and every binary tree is allowed (np.sum's pairwise blocks, np.cumsum, any
+        permutation, atomics), which every-subset-sum-representable data allows only up to 2^(p+1) - 2 terms
+        (float16 4094, bfloat16 510, float32 33554430: order_free_max_terms(dtype)). A structured standard
+        ("levels:fold/4,any", or an er.Standard built from one) allows the evaluations consistent with its levels
+        (a fold level folds each group in index order; tree and any levels may add any subset of a group first), and
+        then n may be as large as memory allows.
+
+    Every term is a non-zero multiple of one power of two q (a normal number) with random sign and magnitudes over
+    up to p - 1 binades, and every partial sum an allowed evaluation forms is a multiple of q of magnitude at most
+    2^p·q minus the largest term: representable, so every allowed evaluation is exact, and one that loses a term or
+    adds one twice is exact too and differs from RN(s) (docs/order-free.md, Theorems 1 and 2).
+
+    Raises ValueError when no such data exists for n, the dtype and the structure (the message says what to do: a
+    structure, a wider dtype or a smaller n), when `structure` is not a structured standard (levels:...) or its
+    groups would be empty; TypeError for a dtype exactref does not take.
+
+    >>> x = er.testing.order_free(1000, "float16", seed=1)
+    >>> np.sum(x) == er.sum(x).nearest("float16")
+    True
+    >>> y = er.testing.order_free(10**6, "float16", seed=1, structure="levels:fold/4,any")
+    """
+    name = dtype_name(dtype, "dtype")
+    count = as_count(n, "n")
+    start = as_count(seed, "seed")
+    if structure is None:
+        model = None
+    elif isinstance(structure, (str, _core.Standard)):
+        model = standard(structure)  # the package's spelling: numpy dtype names in mixed:ACC:OUT: too
+    else:
+        raise TypeError(f"structure={structure!r}: expected None, a structured standard's name such as "
+                        f"'levels:fold/4,any', or an er.Standard built from one")
+    as_dtype = numpy_dtype(name)  # before the work: bfloat16 without ml_dtypes fails here
+    return _core.order_free(count, name, start, model).view(as_dtype)
+
+
+def order_free_max_terms(dtype: Any = "float32") -> int:
+    """The largest n for which er.testing.order_free makes data for any order without a structure: 2^(p+1) - 2
+    (float64 2^54 - 2, float32 33554430, float16 4094, bfloat16 510)."""
+    return int(_core.order_free_max_terms(dtype_name(dtype, "dtype")))
 
 
 def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order", **params: Any) -> None:

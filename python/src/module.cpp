@@ -2,9 +2,10 @@
 //
 // Layout: arrays.{h,cpp} read numpy/DLPack arrays as typed host views; references.cpp sums them and answers the
 // per-element queries of exactref.Reference; products.cpp binds the exact dot and matrix products; standards.cpp the
-// error models and verdicts; orders.cpp the deterministic trees and comparison orders; bench.cpp a timer for
-// bench/bench_python.py. The Python package adds shapes, broadcasting and the keyword-argument spelling of
-// standards; this module only ever sees flat index arrays and one-dimensional result arrays.
+// error models and verdicts; orders.cpp the deterministic trees and comparison orders; testing.cpp the order-free
+// test data; bench.cpp a timer for bench/bench_python.py. The Python package adds shapes, broadcasting and the
+// keyword-argument spelling of standards; this module only ever sees flat index arrays and one-dimensional result
+// arrays.
 #include <nanobind/nanobind.h>
 
 #include "references.h"
@@ -15,5 +16,6 @@ NB_MODULE(_core, m) {
     exactref::python::bind_references(m);
     exactref::python::bind_products(m);
     exactref::python::bind_orders(m);
+    exactref::python::bind_testing(m);
     exactref::python::bind_bench(m);
 }

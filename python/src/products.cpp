@@ -1,5 +1,6 @@
 // Bindings of the exact dot product (dot.h) and matrix product (gemm.h): exactref.dot and exactref.matmul.
-// Strided input is read in place: dot_strided takes element increments, matrix_view row and column strides.
+// Strided input is read in place: dot_strided takes element increments, matrix_view row and column strides. The
+// structured bounds of a dot product (structured_dot_bound) read spans: strided x and y are copied for them.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -9,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "arrays.h"
 #include "exactref/dot.h"
 #include "exactref/gemm.h"
+#include "exactref/standard.h"
 #include "references.h"
 
 namespace exactref::python {
@@ -30,8 +33,15 @@ void same_format(const host_view& a, const host_view& b, const char* what, const
                                  .c_str());
 }
 
+template <class T>
+std::vector<T> copy_strided(const T* p, std::int64_t stride, std::size_t n) {
+    std::vector<T> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = p[static_cast<std::int64_t>(i) * stride];
+    return out;
+}
+
 reference_list dot_py(const any_array& x, const any_array& y, const std::optional<std::string>& as_dtype,
-                      const std::optional<any_array>& initial) {
+                      const std::optional<any_array>& initial, const std::vector<standard>& structures) {
     const host_view vx = view_of(x, as_dtype, "x");
     const host_view vy = view_of(y, as_dtype, "y");
     same_format(vx, vy, "dot", "x", "y");
@@ -47,6 +57,10 @@ reference_list dot_py(const any_array& x, const any_array& y, const std::optiona
         same_format(vx, *vc, "dot", "x", "initial");
         if (!vc->shape.empty() && vc->size() != 1)
             throw nb::value_error("dot: initial must be a single value (the existing output accumulated into)");
+        if (!structures.empty())
+            throw nb::value_error("dot: structured standards (structure=) describe the reduction of the products "
+                                  "alone and take no initial value: accumulate into the existing output separately, "
+                                  "or leave out structure=");
     }
     reference_list out;
     out.term_format = vx.type;
@@ -56,9 +70,17 @@ reference_list dot_py(const any_array& x, const any_array& y, const std::optiona
         using T = decltype(tag);
         std::optional<T> init;
         if (vc) init = *reinterpret_cast<const T*>(vc->data);
-        out.items.push_back(dot_strided<T>(reinterpret_cast<const T*>(vx.data), vx.strides[0],
-                                           reinterpret_cast<const T*>(vy.data), vy.strides[0],
-                                           static_cast<std::size_t>(vx.shape[0]), init));
+        const T* px = reinterpret_cast<const T*>(vx.data);
+        const T* py = reinterpret_cast<const T*>(vy.data);
+        const std::size_t n = static_cast<std::size_t>(vx.shape[0]);
+        out.items.push_back(dot_strided<T>(px, vx.strides[0], py, vy.strides[0], n, init));
+        if (structures.empty()) return;
+        std::vector<T> cx, cy;
+        if (n > 0 && vx.strides[0] != 1) px = (cx = copy_strided(px, vx.strides[0], n)).data();
+        if (n > 0 && vy.strides[0] != 1) py = (cy = copy_strided(py, vy.strides[0], n)).data();
+        for (const standard& m : structures)
+            out.items.back().structures.push_back(
+                structured_dot_bound(std::span<const T>(px, n), std::span<const T>(py, n), m));
     });
     return out;
 }
@@ -119,7 +141,8 @@ reference_list matmul_py(const std::vector<operands>& batch, const std::optional
 }  // namespace
 
 void bind_products(nb::module_& m) {
-    m.def("dot", &dot_py, nb::arg("x"), nb::arg("y"), nb::arg("as_dtype").none(), nb::arg("initial").none());
+    m.def("dot", &dot_py, nb::arg("x"), nb::arg("y"), nb::arg("as_dtype").none(), nb::arg("initial").none(),
+          nb::arg("structures"));
     m.def("matmul", &matmul_py, nb::arg("batch"), nb::arg("as_dtype").none(), nb::arg("method"));
 }
 

@@ -2,11 +2,13 @@
 //
 // Sums read the input in place: a contiguous block goes to the superaccumulator's blocked fast path as one span
 // (no copy); a block whose innermost axis is contiguous goes row by row; anything else is gathered into a small
-// fixed buffer (8192 elements) and added buffer by buffer, so memory stays O(1) in the input size.
+// fixed buffer (8192 elements) and added buffer by buffer, so memory stays O(1) in the input size. Structured
+// standards (levels:..., reference.h structured_bound) need each block as one span in C order: a contiguous block is
+// passed in place, any other is copied into one buffer of the block's size first.
 //
 // Pickling (exactref.Reference.__reduce__) exports every field of each reference, the accumulators as their exact
-// value, counts and flags, and rebuilds them with the accumulator's own operations, checking that each reads back
-// the same state.
+// value, counts and flags, the largest term and the structured bounds, and rebuilds them with the accumulator's own
+// operations, checking that each reads back the same state.
 #include "references.h"
 
 #include <nanobind/ndarray.h>
@@ -16,6 +18,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -45,6 +48,59 @@ template <class T>
 void add_span(reference& r, std::span<const T> xs) {
     r.sum.add(xs);
     r.abs_sum.add_abs(xs);
+    r.largest = std::max(r.largest, largest_magnitude(xs));  // reference.h: max |x_i| over the finite terms
+}
+
+// The k-dimensional block at `base` as one C-order buffer (for structured_bound, which reads one span).
+template <class T>
+std::vector<T> gather_block(const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k) {
+    std::size_t count = 1;
+    for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
+    std::vector<T> out;
+    out.reserve(count);
+    if (count == 0) return out;
+    std::vector<std::int64_t> idx(k, 0);
+    std::int64_t offset = 0;
+    for (;;) {
+        out.push_back(base[offset]);
+        std::size_t d = k;
+        for (; d > 0; --d) {
+            const std::size_t axis = d - 1;
+            if (++idx[axis] < shape[axis]) {
+                offset += strides[axis];
+                break;
+            }
+            offset -= (shape[axis] - 1) * strides[axis];
+            idx[axis] = 0;
+        }
+        if (d == 0) break;
+    }
+    return out;
+}
+
+bool is_c_contiguous(const std::int64_t* shape, const std::int64_t* strides, std::size_t k) {
+    std::int64_t expected = 1;
+    for (std::size_t d = k; d-- > 0;) {
+        if (shape[d] != 1 && strides[d] != expected) return false;
+        expected *= shape[d];
+    }
+    return true;
+}
+
+// The structured bounds of one block (each standard's data bound, one pass over the block per standard).
+template <class T>
+void add_structures(reference& r, const T* base, const std::int64_t* shape, const std::int64_t* strides,
+                    std::size_t k, const std::vector<standard>& structures) {
+    if (structures.empty()) return;
+    std::size_t count = 1;
+    for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
+    std::vector<T> copy;
+    std::span<const T> xs(base, count);
+    if (count > 0 && !is_c_contiguous(shape, strides, k)) {
+        copy = gather_block(base, shape, strides, k);
+        xs = std::span<const T>(copy);
+    }
+    for (const standard& m : structures) r.structures.push_back(structured_bound(xs, m));
 }
 
 // Adds the k-dimensional block at `base` (shape, strides in elements) to r.
@@ -56,13 +112,7 @@ void add_block(reference& r, const T* base, const std::int64_t* shape, const std
     r.count += count;
     if (count == 0) return;
     // C-contiguous (axes of length 1 may have any stride): one span, the fast path, no copy.
-    bool contiguous = true;
-    std::int64_t expected = 1;
-    for (std::size_t d = k; d-- > 0;) {
-        if (shape[d] != 1 && strides[d] != expected) contiguous = false;
-        expected *= shape[d];
-    }
-    if (contiguous) {
+    if (is_c_contiguous(shape, strides, k)) {
         add_span(r, std::span<const T>(base, count));
         return;
     }
@@ -99,13 +149,17 @@ void add_block(reference& r, const T* base, const std::int64_t* shape, const std
 }
 
 template <class T>
-void sum_trailing_typed(const host_view& v, std::size_t reduce, reference_list& out) {
+void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vector<standard>& structures,
+                        reference_list& out) {
     const std::size_t ndim = v.shape.size();
     const std::size_t keep = ndim - reduce;
     std::size_t outputs = 1;
     for (std::size_t d = 0; d < keep; ++d) outputs *= static_cast<std::size_t>(v.shape[d]);
     out.items.assign(outputs, reference{});
-    for (reference& r : out.items) r.term_format = format_traits<T>::info.id;
+    for (reference& r : out.items) {
+        r.term_format = format_traits<T>::info.id;
+        r.largest = 0;  // as exactref::sum: 0 for no finite term
+    }
     if (outputs == 0) return;
     const T* base = reinterpret_cast<const T*>(v.data);
     std::vector<T> buffer;
@@ -113,6 +167,8 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, reference_list& 
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < outputs; ++i) {
         add_block<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer);
+        add_structures<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce,
+                          structures);
         for (std::size_t d = keep; d-- > 0;) {
             if (++idx[d] < v.shape[d]) {
                 offset += v.strides[d];
@@ -124,7 +180,8 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, reference_list& 
     }
 }
 
-reference_list sum_trailing(const any_array& a, const std::optional<std::string>& as_dtype, std::size_t reduce) {
+reference_list sum_trailing(const any_array& a, const std::optional<std::string>& as_dtype, std::size_t reduce,
+                            const std::vector<standard>& structures) {
     const host_view v = view_of(a, as_dtype, "x");
     if (reduce > v.shape.size())
         throw nb::value_error(("sum: cannot reduce " + std::to_string(reduce) + " axes of a " +
@@ -133,7 +190,7 @@ reference_list sum_trailing(const any_array& a, const std::optional<std::string>
     reference_list out;
     out.term_format = v.type;
     nb::gil_scoped_release release;
-    with_storage(v.type, [&](auto tag) { sum_trailing_typed<decltype(tag)>(v, reduce, out); });
+    with_storage(v.type, [&](auto tag) { sum_trailing_typed<decltype(tag)>(v, reduce, structures, out); });
     return out;
 }
 
@@ -248,10 +305,12 @@ struct accumulator_state {
 // all terms -0.0, all terms +0.0).
 using accumulator_tuple =
     std::tuple<bool, nb::bytes, int, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool, bool>;
-// (n, term dtype, is_dot, product_may_underflow, min_product_exponent, has_initial, s, S): every field of
-// exactref::reference (reference.h).
+// One structured bound: (structure, the 8 bounds error[2·dtype + directed], leaves) (reference.h, structure_bound).
+using structure_tuple = std::tuple<std::string, std::vector<double>, std::uint64_t>;
+// (n, term dtype, is_dot, product_may_underflow, min_product_exponent, has_initial, s, S, largest term (None when
+// unknown: dots, GEMM), structured bounds): every field of exactref::reference (reference.h).
 using reference_tuple = std::tuple<std::uint64_t, std::string, bool, bool, int, bool, accumulator_tuple,
-                                   accumulator_tuple>;
+                                   accumulator_tuple, std::optional<double>, std::vector<structure_tuple>>;
 
 accumulator_state state_of(const superaccumulator& acc) {
     dyadic d = acc.to_dyadic();
@@ -328,6 +387,9 @@ accumulator_state from_tuple(const accumulator_tuple& t) {
 }
 
 reference_tuple reference_state(const reference& r) {
+    std::vector<structure_tuple> structures;
+    for (const structure_bound& b : r.structures)
+        structures.emplace_back(b.structure, std::vector<double>(b.error.begin(), b.error.end()), b.leaves);
     return {r.count,
             std::string(info(r.term_format).name),
             r.is_dot,
@@ -335,7 +397,35 @@ reference_tuple reference_state(const reference& r) {
             r.min_product_exponent,
             r.has_initial,
             to_tuple(state_of(r.sum)),
-            to_tuple(state_of(r.abs_sum))};
+            to_tuple(state_of(r.abs_sum)),
+            std::isnan(r.largest) ? std::nullopt : std::optional<double>(r.largest),
+            std::move(structures)};
+}
+
+// A structured bound as exactref wrote it: a structure that parses to itself, 8 bounds that are not NaN or
+// negative, over the reference's terms (without an initial C).
+structure_bound structure_from(const structure_tuple& t, const reference& r) {
+    const auto& [name, error, leaves] = t;
+    structure_bound b;
+    standard m;
+    try {
+        m = parse_standard(name);
+    } catch (const std::invalid_argument&) {
+        not_a_state("a structure '" + name + "' that does not parse");
+    }
+    if (!m.structured || m.structure() != name) not_a_state("a structure '" + name + "' that is not canonical");
+    if (error.size() != b.error.size()) not_a_state("a structured bound with " + std::to_string(error.size()) +
+                                                    " entries instead of " + std::to_string(b.error.size()));
+    for (std::size_t k = 0; k < error.size(); ++k) {
+        if (!(error[k] >= 0)) not_a_state("a structured bound that is negative or NaN");
+        b.error[k] = error[k];
+    }
+    if (leaves != r.count - (r.has_initial ? 1 : 0))
+        not_a_state("a structured bound over " + std::to_string(leaves) + " terms of a reference of " +
+                    std::to_string(r.count));
+    b.structure = name;
+    b.leaves = leaves;
+    return b;
 }
 
 reference_list references_from_states(const std::string& term_dtype, bool is_dot,
@@ -356,6 +446,11 @@ reference_list references_from_states(const std::string& term_dtype, bool is_dot
             not_a_state("an element of another dtype or kind than its list");
         r.sum = accumulator_from(from_tuple(std::get<6>(t)));
         r.abs_sum = accumulator_from(from_tuple(std::get<7>(t)));
+        if (const std::optional<double>& largest = std::get<8>(t)) {
+            if (!(*largest >= 0) || std::isinf(*largest)) not_a_state("a largest term that is not finite and >= 0");
+            r.largest = *largest;
+        }
+        for (const structure_tuple& st : std::get<9>(t)) r.structures.push_back(structure_from(st, r));
         out.items.push_back(std::move(r));
     }
     return out;
@@ -385,6 +480,13 @@ void bind_references(nb::module_& m) {
              [](const reference_list& l, std::int64_t i) {
                  reference scratch;
                  return exact_parts(l.get(i, scratch).abs_sum);
+             }, nb::arg("i"))
+        .def("structures",
+             [](const reference_list& l, std::int64_t i) {
+                 reference scratch;
+                 std::vector<std::string> out;
+                 for (const structure_bound& b : l.get(i, scratch).structures) out.push_back(b.structure);
+                 return out;
              }, nb::arg("i"))
         .def("exact_decimal",
              [](const reference_list& l, std::int64_t i) {
@@ -427,6 +529,14 @@ void bind_references(nb::module_& m) {
                  reference scratch;
                  return covers_bits(*r.format, bits_at(r.view, j), l.get(i, scratch), model);
              }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none(), nb::arg("standard"))
+        .def("explain",
+             [](const reference_list& l, std::int64_t i, const any_array& results, std::size_t j,
+                const std::optional<std::string>& as_dtype) {
+                 const results_view r = results_of(results, as_dtype);
+                 if (j >= static_cast<std::size_t>(r.view.shape[0])) throw nb::index_error("result index out of range");
+                 reference scratch;
+                 return explain_bits(*r.format, bits_at(r.view, j), l.get(i, scratch));
+             }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none())
         .def("ulp_error",
              [](const reference_list& l, const index_array& index, const any_array& results,
                 const std::optional<std::string>& as_dtype) {
@@ -453,8 +563,9 @@ void bind_references(nb::module_& m) {
           "Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not "
           "read back the same.");
 
-    m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"),
-          "Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order).");
+    m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"), nb::arg("structures"),
+          "Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), "
+          "each with the data bounds of the structured standards `structures`.");
 
     m.def("host_view",
           [](const any_array& a, const std::optional<std::string>& as_dtype, const std::string& what) {

@@ -40,5 +40,6 @@ void bind_standards(nanobind::module_& m);
 void bind_orders(nanobind::module_& m);
 void bind_products(nanobind::module_& m);
 void bind_bench(nanobind::module_& m);
+void bind_testing(nanobind::module_& m);
 
 }  // namespace exactref::python

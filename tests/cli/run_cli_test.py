@@ -568,6 +568,234 @@ def case_covers_input_as_given(cli, g, work):
           f"a file named -1\n{p.stdout.decode()}{p.stderr.decode()}")
 
 
+# ---- structured standards, what a check can see, explain ----------------------------------------------------------
+
+U16 = Fraction(1, 2**11)  # unit roundoff of float16
+
+
+def to_f16(x):
+    """Round a double to the nearest float16 (ties to even; struct's 'e' packing is correctly rounded), as a double."""
+    return struct.unpack("<e", struct.pack("<e", x))[0]
+
+
+def gamma(k, u):
+    return k * u / (1 - k * u)
+
+
+def rounded_up_double(q):
+    d = float(q)
+    return d if Fraction(d) >= q else math.nextafter(d, math.inf)
+
+
+def fold(values, rounding, start=0.0):
+    """A left fold with every addition rounded by `rounding` (to_f32 or to_f16: a double holds the exact sum of two
+    such values, so rounding it once is the correctly rounded addition)."""
+    acc = start
+    for v in values:
+        acc = rounding(acc + v)
+    return acc
+
+
+def static_chunks(n, threads):
+    """OpenMP's static schedule, as "/N" of DESIGN §3: n = q·N + r, the first r chunks hold q + 1 terms."""
+    q, r = divmod(n, threads)
+    bounds, start = [], 0
+    for t in range(threads):
+        end = start + q + (1 if t < r else 0)
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def ratio_of_bound(value, bound, denominator):
+    """value is RN(B/denominator) for an exact B whose upward rounding is `bound`: B lies in (pred(bound), bound], so
+    RN(B/d) lies between RN(pred(bound)/d) and RN(bound/d) (rounding is monotonic)."""
+    lo = float(Fraction(math.nextafter(bound, 0)) / denominator)
+    return lo <= value <= float(Fraction(bound) / denominator)
+
+
+def hex32(x):
+    return float.hex(to_f32(x))
+
+
+def write_values(path, values):
+    with open(path, "w") as f:
+        f.write("\n".join(float.hex(v) for v in values) + "\n")
+
+
+def case_covers_structured(cli, g, work):
+    # 4 threads, static chunks of 2500, each folded in float32, the chunk results combined in the order the atomics
+    # ran. The flat depth form of this structure is γ_{2499+3}·S (Higham §4.2); the data bound is never looser.
+    structure = "levels:fold/4,any"
+    flat = gamma(2499 + 3, U32) * g.abs_sum
+    chunks = [fold(g.values[a:b], to_f32) for a, b in static_chunks(g.n, 4)]
+    honest = fold([chunks[2], chunks[0], chunks[3], chunks[1]], to_f32)
+    check(abs(Fraction(honest) - g.exact) <= flat, "oracle: the honest result is within the flat bound")
+    _, out, err, shown = cli.run("covers", g.path, hex32(honest), "--dtype", "float32", "--standard", structure,
+                                 expect_rc=0)
+    check(f"standard  {structure}  (float32, n = 10000)" in out and "COVERED " in out and "vacuous" not in out
+          and err == "", f"the honest 4-thread result is covered, the check is not vacuous\n{shown}")
+    check("sees      a fault only if it moves the sum by more than B = " in out, f"what the check can see\n{shown}")
+    _, out, _, shown = cli.run("covers", g.path, hex32(honest), "--dtype", "float32", "--standard", structure,
+                               "--json", expect_rc=0)
+    v = json.loads(out)["verdicts"][0]
+    check(v["covered"] is True and v["vacuous"] is False and v["advice"] == "", f"JSON verdict\n{shown}")
+    check(0 < v["bound"] <= float(flat) and set(v["sensitivity"]) == {"of_sum", "of_abs_sum", "of_largest"},
+          f"the data bound is positive and never above the flat bound {float(flat)!r}\n{shown}")
+    largest = max(abs(x) for x in g.values)
+    sens = v["sensitivity"]
+    check(sens["of_largest"] == v["bound"] / largest and ratio_of_bound(sens["of_abs_sum"], v["bound"], g.abs_sum)
+          and ratio_of_bound(sens["of_sum"], v["bound"], abs(g.exact)),
+          f"sensitivity: B/max|x| (binary64 division), B/S and B/|s| (the exact B, rounded once)\n{shown}")
+    # The thread that never reported: its chunk's exact sum is beyond twice the flat bound, so no bound of the
+    # structure can cover the result without it.
+    lost = sum(Fraction(x) for x in g.values[7500:])
+    check(abs(lost) > 2 * flat, "oracle: the lost chunk is a visible fault for this data")
+    dropped = fold([chunks[2], chunks[0], chunks[1]], to_f32)
+    _, out, _, shown = cli.run("covers", g.path, hex32(dropped), "--dtype", "float32", "--standard", structure,
+                               expect_rc=1)
+    check("NOT COVERED" in out and f"0 of 1 results covered by {structure}" in out, f"a lost chunk\n{shown}")
+    # One lost term: within any_order's bound (which says it cannot see a lost term that small) but beyond the
+    # structure's flat bound.
+    lo, hi = static_chunks(g.n, 4)[3]
+    chosen = None
+    for j in range(lo, hi):
+        last = fold(g.values[lo:j] + g.values[j + 1:hi], to_f32)
+        result = fold([chunks[2], chunks[0], last, chunks[1]], to_f32)
+        error = abs(Fraction(result) - g.exact)
+        if flat < error <= g.bound:
+            chosen = (j, result)
+            break
+    check(chosen is not None, "oracle: some term of the last chunk is a fault any_order cannot see")
+    j, result = chosen
+    _, out, _, shown = cli.run("covers", g.path, hex32(result), "--dtype", "float32", expect_rc=0)
+    check("COVERED " in out and "B = 4.72203 (1.31x the largest |x|" in out
+          and "a lost term smaller than B cannot be seen" in out,
+          f"any_order covers the result without term {j} ({g.values[j]!r}) and says what it cannot see\n{shown}")
+    _, out, _, shown = cli.run("covers", g.path, hex32(result), "--dtype", "float32", "--standard", structure,
+                               expect_rc=1)
+    check("NOT COVERED" in out, f"{structure} rejects the result without term {j}\n{shown}")
+    # The prefixes compose: directed (u -> 2u) covers what round-to-nearest covers.
+    cli.run("covers", g.path, hex32(honest), "--dtype", "float32", "--standard", "directed:" + structure, expect_rc=0)
+    # float16 data accumulated in float32 by 4 threads, the result rounded once to float16.
+    path = os.path.join(work, "half.txt")
+    half = [to_f16(x) for x in g.values[:2000]]
+    write_values(path, half)
+    parts = [fold(half[a:b], to_f32) for a, b in static_chunks(len(half), 4)]
+    mixed_result = to_f16(fold([parts[3], parts[1], parts[0], parts[2]], to_f32))
+    _, out, _, shown = cli.run("covers", path, float.hex(mixed_result), "--dtype", "float16", "--standard",
+                               "mixed:float32:float16:" + structure, expect_rc=0)
+    check("standard  mixed:float32:float16:levels:fold/4,any  (float16, n = 2000)" in out, f"mixed over levels\n{shown}")
+
+
+def case_covers_vacuous(cli, g, work):
+    # The issue's example at a size a test can afford: the float32 sum of 10^8 values said COVERED for 0 and for 1e8,
+    # because (n - 1)·u >= 1 once n > 2^24 + 1. In float16 that happens past n = 2^11 + 1: 3000 positive values.
+    values = [to_f16(abs(x)) for x in g.values[:3000]]
+    path = os.path.join(work, "positive_half.txt")
+    write_values(path, values)
+    n = len(values)
+    s = sum(Fraction(x) for x in values)  # = S: every term positive
+    bound = (n - 1) * U16 * s
+    check(bound >= s, "oracle: any_order is vacuous here")
+    doubled = to_f16(float(2 * s))
+    for r in (0.0, doubled):
+        check(abs(Fraction(r) - s) <= bound, f"oracle: {r!r} is within the any_order bound")
+    args = ("covers", path, "0", float.hex(doubled), "--dtype", "float16")
+    _, out, err, shown = cli.run(*args, expect_rc=0)
+    lines = [line for line in out.splitlines() if "COVERED" in line and "results covered" not in line]
+    check(len(lines) == 2 and all(line.startswith("COVERED ") and line.endswith("[vacuous]") for line in lines),
+          f"both are covered, and marked vacuous\n{shown}")
+    check("sees      nothing: the check is VACUOUS" in out, f"the sees line says it\n{shown}")
+    check(err.count("exactref: warning: any_order is vacuous for this input: no lost or doubled part of the terms "
+                    "can be seen") == 1 and "levels:fold/T,any" in err and "any_order in float16 is vacuous once n > 2049"
+          in err, f"one warning on stderr, with the advice\n{shown}")
+    _, out, err, shown = cli.run(*args, "--json", expect_rc=0)
+    for v in json.loads(out)["verdicts"]:
+        check(v["vacuous"] is True and v["advice"] and v["advice"] in err, f"JSON vacuous and advice\n{shown}")
+        sens = v["sensitivity"]
+        check(sens["of_abs_sum"] == float((n - 1) * U16) and sens["of_sum"] == sens["of_abs_sum"],
+              f"B/S = (n-1)u = {float((n - 1) * U16)!r} exactly, and s = S\n{shown}")
+        check(sens["of_largest"] == rounded_up_double(bound) / max(values), f"B/max|x|\n{shown}")
+    # The structure of a 64-thread kernel sees the fault: its flat bound γ_{46+63}·S (k = ceil(3000/64) = 47) is
+    # below s, so neither 0 nor 2s is covered, whatever the data bound (never looser than the flat one).
+    flat = gamma(46 + 63, U16) * s
+    check(flat < s / 2, "oracle: the structure's flat bound is far below s")
+    structure = "levels:fold/64,any"
+    _, out, err, shown = cli.run(*args, "--standard", structure, expect_rc=1)
+    check(out.count("NOT COVERED") == 2 and "vacuous" not in out and err == "",
+          f"{structure} rejects 0 and 2s, and is not vacuous\n{shown}")
+    parts = [fold(values[a:b], to_f16) for a, b in static_chunks(n, 64)]
+    honest = fold(parts[::-1], to_f16)
+    _, out, _, shown = cli.run("covers", path, float.hex(honest), "--dtype", "float16", "--standard", structure,
+                               "--json", expect_rc=0)
+    v = json.loads(out)["verdicts"][0]
+    check(v["covered"] and v["vacuous"] is False and 0 < v["sensitivity"]["of_abs_sum"] <= float(gamma(109, U16)),
+          f"the honest 64-thread float16 result is covered\n{shown}")
+
+
+def case_covers_explain(cli, g, work):
+    rn = float.hex(g.nearest)
+    _, out, _, shown = cli.run("covers", g.path, rn, "--dtype", "float32", "--standard", "exact", "--explain",
+                               expect_rc=0)
+    lines = out.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith("explain   30.604261 (0x1.e9ab0ep+4)")), None)
+    check(at is not None, f"an explain block for the result\n{shown}")
+    block = [line.split() for line in lines[at + 1:] if line.startswith("  ")]
+    check(block[0][:2] == ["exact", "COVERED"] and block[1][:2] == ["faithful", "COVERED"],
+          f"RN(s): exact first, then faithful\n{shown}")
+    check(all(row[1] == "COVERED" for row in block), f"RN(s) is covered by every standard\n{shown}")
+    names = [row[0] for row in block]
+    for name in ("tree:14", "split_k:2", "split_k:256", "any_order", "directed:any_order"):
+        check(name in names, f"{name} among the candidates\n{shown}")
+    _, out, _, shown = cli.run("covers", g.path, rn, "40", "--dtype", "float32", "--standard", "levels:fold/4,any",
+                               "--explain", "--json", expect_rc=1)
+    first, far = json.loads(out)["verdicts"]
+    listing = first["explain"]
+    check([e["standard"] for e in listing[:2]] == ["exact", "faithful"] and all(e["covered"] for e in listing),
+          f"JSON explain of RN(s)\n{shown}")
+    bounds = [e["bound"] for e in listing[2:]]
+    check(bounds == sorted(bounds), f"tightest first\n{shown}")
+    by_name = {e["standard"]: e for e in listing}
+    check(set(listing[0]) == {"standard", "covered", "bound", "ratio", "vacuous", "reason"}, f"explain keys\n{shown}")
+    check("levels:fold/4,any" in by_name and "directed:levels:fold/4,any" in by_name,
+          f"the reference's structure is a candidate\n{shown}")
+    check(is_upward_rounding(by_name["any_order"]["bound"], g.bound)
+          and is_upward_rounding(by_name["tree:14"]["bound"], gamma(14, U32) * g.abs_sum),
+          f"candidate bounds are the exact bounds rounded up\n{shown}")
+    # 40 is 9.40 from s: within directed:any_order's γ_{n-1}(2u)·S = 9.46 (Higham's γ with 2u), beyond every other
+    # candidate's bound.
+    error = abs(Fraction(40) - g.exact)
+    check(g.bound < error <= gamma(g.n - 1, 2 * U32) * g.abs_sum, "oracle: 40 is covered by directed:any_order only")
+    listing = far["explain"]
+    check([e["standard"] for e in listing if e["covered"]] == ["directed:any_order"],
+          f"40: only directed:any_order covers it, listed first\n{shown}")
+    check({e["standard"] for e in listing[-2:]} == {"exact", "faithful"} and listing[-1]["ratio"] is None,
+          f"exact and faithful (ratio inf: null) come last\n{shown}")
+    ratios = [e["ratio"] for e in listing[1:] if e["ratio"] is not None]
+    check(ratios == sorted(ratios), f"rejecting standards by ratio\n{shown}")
+
+
+def case_structured_errors(cli, g, work):
+    for standard, message in (
+            ("levels:foo/4,any", "unknown level order 'foo' in standard 'levels:foo/4,any'"),
+            ("levels:fold/0,any", "bad group count '0' in standard 'levels:fold/0,any': expected a positive integer"),
+            ("levels:fold/4", "the last level combines all that is left: it has no group suffix"),
+            ("levels:fold,any", "level 1 has no group suffix"),
+            ("levels:", "has no levels"),
+            ("levels:fold/20000,any", "asks for 20000 groups of 10000 items, so a group would be empty: give at most "
+                                      "10000"),
+            ("directed:exact", "exact and faithful compare encodings and take no structure"),
+            ("mixed:float32:float16:exact", "exact and faithful compare encodings")):
+        _, out, err, shown = cli.run("covers", g.path, "30.6", "--dtype", "float32", "--standard", standard,
+                                     expect_rc=2)
+        check(err.startswith("exactref: error: ") and message in err and out == "",
+              f"--standard {standard}: exit 2 with '{message}'\n{shown}")
+        if standard in ("levels:foo/4,any", "levels:fold/4", "levels:fold,any", "levels:"):
+            check("ORDER is fold, tree or any" in err and "e.g. levels:fold/4,any" in err,
+                  f"the accepted spelling\n{shown}")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

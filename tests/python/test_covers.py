@@ -147,9 +147,10 @@ CASES = [
     ("tree", {"height": 40}, lambda n, u, S, s: gamma(40, u) * S),
     ("split_k", {"chunks": 4}, lambda n, u, S, s: gamma(n // 4 + 4 - 2, u) * S),
     ("split_k", {"chunks": 4, "combine": "pairwise"}, lambda n, u, S, s: gamma(n // 4 - 1 + 2, u) * S),
-    ("directed", {}, lambda n, u, S, s: (n - 1) * 2 * u * S),
+    # Directed any_order: Higham's γ_{n-1} with 2u (the linear (n-1)·u form holds for round-to-nearest only).
+    ("directed", {}, lambda n, u, S, s: gamma(n - 1, 2 * u) * S),
     ("directed", {"base": "tree", "height": 7}, lambda n, u, S, s: gamma(7, 2 * u) * S),
-    ("any_order", {"directed": True}, lambda n, u, S, s: (n - 1) * 2 * u * S),
+    ("any_order", {"directed": True}, lambda n, u, S, s: gamma(n - 1, 2 * u) * S),
 ]
 
 
