@@ -5,7 +5,7 @@
 //   structured/<T>/<kernel>   exactref::sum(span, {structure}): the plain reference and the data bound (one more pass)
 //   bound_pass/<T>/<kernel>   structured_bound(span, structure) alone
 //   covers/<flat|structured>  covers(result, ref, model) on a reference of 10^6 float32 terms
-// Kernels: 0 = levels:fold/4,any (4 threads, static chunks), 1 = levels:fold:8,tree:256,any (CUB-style blocks of
+// Kernels: 0 = levels:fold/4,any (4 threads, static chunks), 1 = levels:fold:8,tree:256,any (blocks of
 // 2048), 2 = levels:fold%65536,tree:256,any (a grid-stride atomicAdd kernel), 3 = levels:any.
 // Inputs: fixed-seed N(0, 1) values (mt19937_64, seed 20261201 + n). The ratio docs/performance.md quotes is
 // structured / plain at the same n and dtype, from one run.

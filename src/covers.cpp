@@ -340,14 +340,16 @@ std::string vacuity_advice(const prepared_reference& p) {
     std::string out = "no lost or doubled part of the terms can be seen (B >= " +
                       std::string(ref.is_dot ? "T = Σ|x_i·y_i|" : "S = Σ|x_i|") + "), not even a result of 0: ";
     const std::vector<level>& lv = p.model.levels;
-    if (!p.model.structured && lv.size() == 1 && lv[0].order == level_order::any) {
-        // (n-1)·u >= 1 from n - 1 >= 2^p on (2^(p-1) for directed).
-        const int p_bits = acc.precision - (p.model.directed ? 1 : 0);
-        out += "any_order in " + std::string(acc.name) + " is vacuous once n > " +
-               std::to_string((std::uint64_t{1} << p_bits) + 1) + "; ";
+    if (!p.model.structured && !p.model.directed && lv.size() == 1 && lv[0].order == level_order::any &&
+        acc.precision < 64) {
+        // (n-1)·u >= 1 from n - 1 >= 2^p on.
+        out += "any_order in " + std::string(acc.name) + " is vacuous from n = " +
+               std::to_string((std::uint64_t{1} << acc.precision) + 1) + " on; ";
     }
     out += "describe the kernel's structure (levels:fold/T,any for T threads in static chunks, "
-           "levels:fold%G,tree:256,any for a grid-stride block sum with atomics, levels:fold/s,any for split-K) and "
+           "levels:fold%G,tree:256,any for a grid-stride sum with a shared-memory halving tree per block and atomics "
+           "over blocks, levels:fold%G,tree:32,fold:8,any for cub::BlockReduce's warp reductions, levels:fold/s,any "
+           "for split-K) and "
            "build the reference with it, use a smaller n per check, or test on order-free data with exact "
            "(docs/choosing-a-standard.md)";
     return out;

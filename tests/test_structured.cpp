@@ -367,7 +367,7 @@ TEST(StructuredDetection, LostQuarterIsRejectedWithRatioAtLeastTen) {
     EXPECT_GE(smallest_ratio, 10.0);
 }
 
-// CUB-style device sum: each thread folds 8 consecutive terms, a block of 256 threads reduces them as a tree (2048
+// A device sum: each thread folds 8 consecutive terms, a block of 256 threads reduces them as a shared-memory halving tree (2048
 // terms a block), blocks are combined with atomics. A lost block of 2048 float32 N(0, 1) terms at n = 2^20.
 TEST(StructuredDetection, LostBlockOf2048IsRejected) {
     const standard s = parse_standard("levels:fold:8,tree:256,any");

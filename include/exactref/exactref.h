@@ -11,5 +11,6 @@
 #include "exactref/orders.h"
 #include "exactref/reference.h"
 #include "exactref/standard.h"
+#include "exactref/testing.h"
 #include "exactref/tree.h"
 #include "exactref/ulp.h"
