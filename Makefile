@@ -1,12 +1,13 @@
 # The two commands of the README: `make demo` and `make test`. Both install what is missing, configure and build.
 # Other targets: `make build`, `make bench` (Google Benchmark, Release), `make sanitize` (ASan+UBSan tests, -O2 -g, without the
 # pytest run: the Python extension is not built with sanitizers),
-# `make long` (long property runs), `make clean`.
+# `make long` (long property runs), `make detection` (the detection-power table docs/detection.md: bench/bench_detection
+# under scripts/detection-table, about 20 minutes; not part of `make test`), `make clean`.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD := build/default
 SANITIZE_BUILD := build/sanitize
 
-.PHONY: deps configure build demo test long bench sanitize clean
+.PHONY: deps configure build demo test long bench detection sanitize clean
 
 deps:
 	@scripts/install-deps
@@ -28,6 +29,9 @@ long: build
 
 bench: build
 	@scripts/run-benchmarks $(BUILD)
+
+detection: configure
+	@BUILD_DIR=$(BUILD) scripts/detection-table
 
 sanitize: deps
 	@cmake --preset sanitize >/dev/null

@@ -4,13 +4,17 @@
 # What it checks:
 #   1. a short run (--quick) exits 0, prints the exact reference of shared/data/gauss10k_f32.txt (every digit, verified
 #      with Python's fractions module outside the code under test; shared/data/README.md gives the same values rounded),
-#      one "covered" verdict per honest run in parts A and B, at least one NOT COVERED lost-update run in part C, and
-#      its self-check's OK line;
+#      both bounds (any_order and the kernel's structured standard) in parts A, B and D, one row per honest run in
+#      parts A and B whose verdicts (any_order, then the structured standard) both say "covered", at least one NOT
+#      COVERED lost-update run in part C, part D's count of runs that only the structured standard rejects, and the
+#      self-check's OK line;
 #   2. with --plant-fault (worker 0 of part A's first run skips its 2,500 terms, whose exact sum is -21.84, more than
-#      twice the bound 4.72, so that run cannot be covered) the demo must notice and exit 1: the self-check can fail;
+#      twice the bound 4.72, so that run cannot be covered) the demo must notice and exit 1: the self-check can fail,
+#      once for each standard;
 #   3. bad flags and a missing input file exit 2 with a message that names the problem;
-#   4. when the CLI is built, the two `exactref covers` command lines the demo prints run as printed: the honest
-#      part B result exits 0 (covered), the rejected part C result exits 1 (not covered).
+#   4. when the CLI is built, the `exactref covers` command lines the demo prints run as printed: the honest part B
+#      result exits 0 (covered), the rejected part C result exits 1 (not covered), and part D's run exits 0 under
+#      any_order and 1 under --standard levels:fold:64,any.
 
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   # ---- registration (configure time) ----------------------------------------------------------------------------
@@ -62,6 +66,10 @@ expect_match("${out}" "exact sum s +30\\.6042613661775249056518077850341796875\n
 expect_match("${out}" "RN_float32\\(s\\) +0x1\\.e9ab0ep\\+4 = 30\\.604261\n" "part A's correctly rounded float32")
 expect_match("${out}" "S = sum \\|x_i\\| +7923\\.0442781735400785692036151885986328125\n" "part A's sum of |x|")
 expect_match("${out}" "\\(n-1\\)\\*u\\*S = 4\\.72203014716 " "part A's any-order bound")
+expect_match("${out}" "structured bound +levels:any = [0-9.]+ " "parts A-C's structured bound")
+expect_match("${out}" "structured bound +levels:fold:64,any = [0-9.e-]+ " "part D's structured bound")
+expect_match("${out}" "levels:fold:64,any [0-9]+: [1-9][0-9]* runs? that\n +any_order covers and the structured standard catches"
+             "part D's count of runs that only the structured standard rejects")
 expect_match("${out}" "n +100,000\n" "part B's size under --quick")
 expect_match("${out}" "bit-identical to the generated values" "part B's file read back")
 expect_match("${out}" "OK: [0-9]+ checks passed" "the self-check's OK line")
@@ -77,6 +85,8 @@ set(rejected_C 0)
 set(rows_C 0)
 set(cli_covered "")
 set(cli_rejected "")
+set(cli_tiled_flat "")
+set(cli_tiled_structured "")
 set(next "")
 foreach(line IN LISTS lines)
   if(next)
@@ -84,12 +94,12 @@ foreach(line IN LISTS lines)
     set(${next} "${stripped}")
     set(next "")
   endif()
-  if(line MATCHES "^== Part ([ABC]):")
+  if(line MATCHES "^== Part ([ABCD]):")
     set(part "${CMAKE_MATCH_1}")
   elseif(line MATCHES "^== Self-check")
     set(part "")
-  elseif(part MATCHES "^[AB]$" AND line MATCHES "^ +[0-9]+  -?0x[0-9a-f.]+p[-+][0-9]+ .*  (covered|NOT COVERED)$")
-    if(CMAKE_MATCH_1 STREQUAL "covered")
+  elseif(part MATCHES "^[AB]$" AND line MATCHES "^ +[0-9]+  -?0x[0-9a-f.]+p[-+][0-9]+ .*  (covered|NOT COVERED) .*  (covered|NOT COVERED)$")
+    if(CMAKE_MATCH_1 STREQUAL "covered" AND CMAKE_MATCH_2 STREQUAL "covered")
       math(EXPR covered_${part} "${covered_${part}} + 1")
     else()
       fail("an honest run in part ${part} is not covered: ${line}" "${out}")
@@ -104,6 +114,10 @@ foreach(line IN LISTS lines)
     set(next cli_covered)
   elseif(line MATCHES "the CLI agrees on a rejected run")
     set(next cli_rejected)
+  elseif(line MATCHES "any_order covers it \\(exit status 0\\)")
+    set(next cli_tiled_flat)
+  elseif(line MATCHES "structured standard does not \\(exit status 1\\)")
+    set(next cli_tiled_structured)
   endif()
 endforeach()
 if(NOT covered_A EQUAL runs OR NOT covered_B EQUAL runs)
@@ -119,13 +133,19 @@ endif()
 if(NOT cli_rejected MATCHES " covers .*gauss10k_f32\\.txt -?0x[0-9a-f.]+p[-+][0-9]+ --dtype float32$")
   fail("part C's CLI command line is missing or malformed: '${cli_rejected}'" "${out}")
 endif()
+if(NOT cli_tiled_flat MATCHES " covers .*gauss10k_f32\\.txt -?0x[0-9a-f.]+p[-+][0-9]+ --dtype float32$")
+  fail("part D's any_order CLI command line is missing or malformed: '${cli_tiled_flat}'" "${out}")
+endif()
+if(NOT cli_tiled_structured MATCHES " covers .*gauss10k_f32\\.txt -?0x[0-9a-f.]+p[-+][0-9]+ --dtype float32 --standard levels:fold:64,any$")
+  fail("part D's structured CLI command line is missing or malformed: '${cli_tiled_structured}'" "${out}")
+endif()
 if(NOT EXISTS "${DATA_DIR}/gauss100000_f32.txt")
   fail("part B's data file ${DATA_DIR}/gauss100000_f32.txt was not written" "${out}")
 endif()
 
 # 4. The printed command lines, run as printed (with the CLI of this build in place of its name).
 if(CLI AND EXISTS "${CLI}")
-  foreach(pair "cli_covered;0" "cli_rejected;1")
+  foreach(pair "cli_covered;0" "cli_rejected;1" "cli_tiled_flat;0" "cli_tiled_structured;1")
     list(GET pair 0 which)
     list(GET pair 1 expected)
     separate_arguments(argv UNIX_COMMAND "${${which}}")
@@ -146,7 +166,9 @@ if(NOT rc EQUAL 1)
 endif()
 expect_match("${out}" "FAILED: part A: honest atomic run 1 \\(0x[0-9a-f.]+p\\+[0-9]+\\) is not covered by any_order"
              "the planted fault's failure line")
-expect_match("${out}" "1 of [0-9]+ checks failed" "exactly one failed check under --plant-fault")
+expect_match("${out}" "FAILED: part A: honest atomic run 1 \\(0x[0-9a-f.]+p\\+[0-9]+\\) is not covered by levels:any"
+             "the planted fault's failure line for the structured standard")
+expect_match("${out}" "\n  2 of [0-9]+ checks failed" "exactly two failed checks (one per standard) under --plant-fault")
 
 # 3. Bad input: exit 2 with a message that names the problem.
 run_demo(out rc err --runs 0)
