@@ -304,6 +304,13 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     } else {
         p.pos_inf_reachable = (1 + p.bound.factor) * positive >= threshold;
         p.neg_inf_reachable = (1 + p.bound.factor) * negative >= threshold;
+        if (model.structured) {
+            // The data bound also bounds every intermediate value: each is an exact partial sum (at most P, or N)
+            // plus roundings that the group bounds above it contain. Overflow needs P + B_acc >= Ω; twice B_acc
+            // for margin. (The flat factor alone may be infinite for long folds, which made Inf and NaN covered.)
+            p.pos_inf_reachable = p.pos_inf_reachable && positive + 2 * p.bound.acc_value >= threshold;
+            p.neg_inf_reachable = p.neg_inf_reachable && negative + 2 * p.bound.acc_value >= threshold;
+        }
     }
     // Directed rounding does not make overflow sticky: a partial sum beyond max rounds to ±max under RZ (and RD for a
     // positive, RU for a negative one; IEEE 754-2019 §7.4). With terms of one sign the partial sums only grow, so a
@@ -406,8 +413,12 @@ verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool d
 
     // Step C2: exact and faithful compare encodings.
     if (p.model.decides != rule::bound) {
-        const bool exact_hit = r_bits == p.rn_bits || (r.is_nan && is_nan_bits(f, p.rn_bits));
-        const bool faithful_hit = r_bits == p.rd_bits || r_bits == p.ru_bits;
+        // allow_negative_zero (DESIGN's any_zero_sign): either sign of an exact zero, as RD gives for x + (-x).
+        const bool zero_sign = p.model.allow_negative_zero && ref.sum.sign() == 0 && !ref.sum.has_nan() &&
+                               ref.sum.positive_inf_count() == 0 && ref.sum.negative_inf_count() == 0 &&
+                               r.significand == 0 && !r.is_nan && !r.is_inf;
+        const bool exact_hit = r_bits == p.rn_bits || (r.is_nan && is_nan_bits(f, p.rn_bits)) || zero_sign;
+        const bool faithful_hit = r_bits == p.rd_bits || r_bits == p.ru_bits || zero_sign;
         v.covered = p.model.decides == rule::exact ? exact_hit : faithful_hit;
         if (!r.is_nan && !r.is_inf && !decode_bits(f, p.rn_bits).is_inf) {
             const mpq_class err = value_to_mpq(f, r_bits) - to_mpq(ref.sum);

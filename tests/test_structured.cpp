@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -442,6 +443,42 @@ TEST(DirectedBound, GammaNotLinearForDirectedRounding) {
     EXPECT_TRUE(covers_bits(bfloat16_info, acc, ref, directed(any_order())));
     EXPECT_TRUE(covers_bits(bfloat16_info, acc, ref, parse_standard("directed:levels:fold")));
     EXPECT_TRUE(covers_bits(bfloat16_info, acc, ref, parse_standard("directed:levels:any")));
+}
+
+// A long float16 fold: the flat factor γ_{c-1} is infinite, so the overflow rule once took Inf (and NaN) as reachable
+// although the data bound keeps every partial sum far below 65504 (found by review: NaN covered, vacuous = false).
+TEST(StructuredSpecials, OverflowNeedsTheDataBoundToReachIt) {
+    std::mt19937_64 rng(1);
+    std::normal_distribution<float> g;
+    std::vector<float16> xs(10000);
+    for (float16& x : xs) x = float16(g(rng));
+    const standard s = parse_standard("levels:fold/4,any");
+    const reference ref = sum(xs, {s});
+    EXPECT_TRUE(covers(ref.nearest<float16>(), ref, s));
+    EXPECT_FALSE(covers(float16::from_bits(0x7e00), ref, s));  // NaN
+    EXPECT_FALSE(covers(float16::from_bits(0x7c00), ref, s));  // +Inf
+    EXPECT_FALSE(covers(float16::from_bits(0xfc00), ref, s));  // -Inf
+    EXPECT_FALSE(covers(float16(60000.0f), ref, s));
+    // Terms that really can overflow: 40 x 2^15 in float16 reach +Inf in any order.
+    const std::vector<float16> big(40, float16(32768.0f));
+    const reference r2 = sum(big, {s});
+    EXPECT_TRUE(covers(float16::from_bits(0x7c00), r2, s));
+}
+
+// allow_negative_zero lets exact and faithful take either sign of an exact zero (RD gives x + (-x) = -0.0; order-free
+// data with an even number of ±q terms sums to exactly 0), and nothing else.
+TEST(StructuredSpecials, AllowNegativeZeroForExactZerosOnly) {
+    standard e = exact();
+    e.allow_negative_zero = true;
+    standard f = faithful();
+    f.allow_negative_zero = true;
+    const reference zero = sum(std::vector<float>{1.0f, -1.0f});
+    EXPECT_FALSE(covers(-0.0f, zero, exact()));
+    EXPECT_TRUE(covers(-0.0f, zero, e));
+    EXPECT_TRUE(covers(-0.0f, zero, f));
+    const reference positive = sum(std::vector<float>{1.0f, -0.5f});
+    EXPECT_FALSE(covers(-0.0f, positive, e));
+    EXPECT_FALSE(covers(0.0f, positive, e));
 }
 
 // ---- what a check can see ----------------------------------------------------------------------------------------

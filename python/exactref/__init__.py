@@ -82,7 +82,7 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 -
         such as "levels:fold/4,any" (4 threads, static chunks, combined in any order), an exactref.Standard, or a
         list of them; a "mixed:ACC:OUT:" or "directed:" prefix may come with it (the bound is kept for every
         accumulation format and rounding). Each is computed from the data in one more pass per element, over the
-        reduced elements in C order of the axes given (the leaves of the structure: element i of x.ravel() for
+        reduced elements in the order of the axes as listed, axis=(2, 0) differing from (0, 2) (the leaves of the structure: element i of x.ravel() for
         axis=None); a block that is not C-contiguous is copied for it. r.covers(result, standard=...) then decides
         against min(the structure's flat bound, its data bound); a structured standard on a reference built without
         it is a ValueError that says so.
