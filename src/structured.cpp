@@ -487,26 +487,29 @@ struct lanes<4> {
     typedef float vf __attribute__((vector_size(16)));
 };
 
+// W terms as binary64 lanes (binary32 widened exactly), from memory of any alignment.
+template <int W, class T>
+[[gnu::always_inline]] inline typename lanes<W>::vd load_lanes(const T* x) {
+    typename lanes<W>::vd v;
+    if constexpr (std::is_same_v<T, float>) {
+        typename lanes<W>::vf f;
+        std::memcpy(&f, x, sizeof f);
+        v = __builtin_convertvector(f, typename lanes<W>::vd);
+    } else {
+        std::memcpy(&v, x, sizeof v);
+    }
+    return v;
+}
+
 // `groups` consecutive runs of c terms each, every run its own fold (prefix from 0).
 template <int W, class T>
 [[gnu::always_inline]] inline batch_stats fold_scan(const T* x, std::size_t c, std::size_t groups) {
     using vd = typename lanes<W>::vd;
     using vi = typename lanes<W>::vi;
-    using vf = typename lanes<W>::vf;
     const vd zero = {};
     const vi magnitude = vi{} + 0x7fffffffffffffffLL;
     auto abs = [&](vd v) { return reinterpret_cast<vd>(reinterpret_cast<vi>(v) & magnitude); };
-    auto load = [&](std::size_t i) {
-        vd v;
-        if constexpr (std::is_same_v<T, float>) {
-            vf f;
-            std::memcpy(&f, x + i, sizeof f);
-            v = __builtin_convertvector(f, vd);
-        } else {
-            std::memcpy(&v, x + i, sizeof v);
-        }
-        return v;
-    };
+    auto load = [&](std::size_t i) { return load_lanes<W>(x + i); };
     auto scan = [&](vd v) {  // inclusive prefix sums inside the vector
         if constexpr (W == 8) {
             v += __builtin_shuffle(zero, v, vi{0, 8, 9, 10, 11, 12, 13, 14});
@@ -571,20 +574,9 @@ template <int W, class T>
 [[gnu::always_inline]] inline run_stats sum_scan(const T* x, std::size_t n) {
     using vd = typename lanes<W>::vd;
     using vi = typename lanes<W>::vi;
-    using vf = typename lanes<W>::vf;
     const vi magnitude = vi{} + 0x7fffffffffffffffLL;
     vd s0 = {}, s1 = {}, a0 = {}, a1 = {};
-    auto load = [&](std::size_t i) {
-        vd v;
-        if constexpr (std::is_same_v<T, float>) {
-            vf f;
-            std::memcpy(&f, x + i, sizeof f);
-            v = __builtin_convertvector(f, vd);
-        } else {
-            std::memcpy(&v, x + i, sizeof v);
-        }
-        return v;
-    };
+    auto load = [&](std::size_t i) { return load_lanes<W>(x + i); };
     std::size_t i = 0;
     for (; i + 2 * W <= n; i += 2 * W) {
         const vd v0 = load(i), v1 = load(i + W);
