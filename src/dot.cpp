@@ -33,6 +33,7 @@
 
 #include "dot_kernels.h"
 #include "exactref/detail/uint128.h"
+#include "simd_targets.h"
 
 namespace exactref {
 
@@ -251,15 +252,15 @@ inline void f64_two_products(const double* x, const double* y, std::size_t n, st
         e[i] = std::bit_cast<std::uint64_t>(__builtin_fma(a, b, -hi));
     }
 }
-__attribute__((target("arch=x86-64-v4"))) lane_sums f64_lanes_v4(const double* x, const double* y,
+EXACTREF_TARGET_V4 lane_sums f64_lanes_v4(const double* x, const double* y,
                                                                  std::size_t n, std::int64_t top) {
     return f64_lanes(x, y, n, top);
 }
-__attribute__((target("arch=x86-64-v3"))) lane_sums f64_lanes_v3(const double* x, const double* y,
+EXACTREF_TARGET_V3 lane_sums f64_lanes_v3(const double* x, const double* y,
                                                                  std::size_t n, std::int64_t top) {
     return f64_lanes(x, y, n, top);
 }
-__attribute__((target("arch=x86-64-v3"))) void f64_two_products_v3(const double* x, const double* y,
+EXACTREF_TARGET_V3 void f64_two_products_v3(const double* x, const double* y,
                                                                    std::size_t n, std::uint64_t* p, std::uint64_t* e) {
     f64_two_products(x, y, n, p, e);
 }

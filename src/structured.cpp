@@ -32,6 +32,7 @@
 #include "exactref/dot.h"
 #include "exactref/reference.h"
 #include "exactref/standard.h"
+#include "simd_targets.h"
 
 namespace exactref {
 
@@ -598,21 +599,21 @@ template <int W, class T>
     }
     return st;
 }
-[[gnu::target("arch=x86-64-v4")]] run_stats sum_scan_v4(const double* x, std::size_t n) { return sum_scan<8>(x, n); }
-[[gnu::target("arch=x86-64-v4")]] run_stats sum_scan_v4(const float* x, std::size_t n) { return sum_scan<8>(x, n); }
-[[gnu::target("arch=x86-64-v3")]] run_stats sum_scan_v3(const double* x, std::size_t n) { return sum_scan<4>(x, n); }
-[[gnu::target("arch=x86-64-v3")]] run_stats sum_scan_v3(const float* x, std::size_t n) { return sum_scan<4>(x, n); }
+EXACTREF_TARGET_V4 run_stats sum_scan_v4(const double* x, std::size_t n) { return sum_scan<8>(x, n); }
+EXACTREF_TARGET_V4 run_stats sum_scan_v4(const float* x, std::size_t n) { return sum_scan<8>(x, n); }
+EXACTREF_TARGET_V3 run_stats sum_scan_v3(const double* x, std::size_t n) { return sum_scan<4>(x, n); }
+EXACTREF_TARGET_V3 run_stats sum_scan_v3(const float* x, std::size_t n) { return sum_scan<4>(x, n); }
 
-[[gnu::target("arch=x86-64-v4")]] batch_stats fold_scan_v4(const double* x, std::size_t c, std::size_t g) {
+EXACTREF_TARGET_V4 batch_stats fold_scan_v4(const double* x, std::size_t c, std::size_t g) {
     return fold_scan<8>(x, c, g);
 }
-[[gnu::target("arch=x86-64-v4")]] batch_stats fold_scan_v4(const float* x, std::size_t c, std::size_t g) {
+EXACTREF_TARGET_V4 batch_stats fold_scan_v4(const float* x, std::size_t c, std::size_t g) {
     return fold_scan<8>(x, c, g);
 }
-[[gnu::target("arch=x86-64-v3")]] batch_stats fold_scan_v3(const double* x, std::size_t c, std::size_t g) {
+EXACTREF_TARGET_V3 batch_stats fold_scan_v3(const double* x, std::size_t c, std::size_t g) {
     return fold_scan<4>(x, c, g);
 }
-[[gnu::target("arch=x86-64-v3")]] batch_stats fold_scan_v3(const float* x, std::size_t c, std::size_t g) {
+EXACTREF_TARGET_V3 batch_stats fold_scan_v3(const float* x, std::size_t c, std::size_t g) {
     return fold_scan<4>(x, c, g);
 }
 

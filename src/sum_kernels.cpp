@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include "exactref/accumulator.h"
+#include "simd_targets.h"
 
 namespace exactref {
 namespace {
@@ -42,8 +43,8 @@ constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the 
 // ---- Instruction sets -----------------------------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_X86_DISPATCH 1
-#define EXACTREF_TARGET_AVX512 [[gnu::target("arch=x86-64-v4")]]
-#define EXACTREF_TARGET_AVX2 [[gnu::target("arch=x86-64-v3")]]
+#define EXACTREF_TARGET_AVX512 EXACTREF_TARGET_V4
+#define EXACTREF_TARGET_AVX2 EXACTREF_TARGET_V3
 #endif
 
 #ifdef EXACTREF_X86_DISPATCH

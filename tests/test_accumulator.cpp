@@ -23,6 +23,7 @@
 #include "exactref/accumulator.h"
 #include "exactref/format.h"
 #include "oracle.h"
+#include "test_scale.h"
 
 namespace {
 
@@ -63,6 +64,7 @@ inline bool matches_sum_oracles(const superaccumulator& acc, const std::vector<s
 
 template <class T>
 void random_inputs_match_oracles(std::uint64_t seed, int count) {
+    count = exactref_test::scaled(count);
     std::mt19937_64 rng(seed);
     for (int i = 0; i < count; ++i) {
         orc::term_mix mix;

@@ -40,6 +40,7 @@
 #include "exactref/standard.h"
 #include "exactref/testing.h"
 #include "oracle.h"
+#include "test_scale.h"
 
 namespace {
 
@@ -277,6 +278,7 @@ void random_evaluations(std::size_t n, const char* structure, std::uint64_t seed
     if (structure != nullptr) model = parse_standard(structure);
     const std::vector<level> levels = levels_of(model ? &*model : nullptr);
     std::mt19937_64 rng(seed ^ 0x5eed);
+    evaluations = exactref_test::scaled(evaluations);
     for (int e = 0; e < evaluations; ++e) {
         const T r = evaluate(x, levels, rng);
         ASSERT_EQ(bits_of(r), rn) << at << ", evaluation " << e << ": " << describe(r) << ", RN(s) is "

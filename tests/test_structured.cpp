@@ -23,6 +23,7 @@
 #include "exactref/standard.h"
 #include "oracle.h"
 #include "structured_checks.h"
+#include "test_scale.h"
 
 namespace exactref {
 namespace {
@@ -246,7 +247,7 @@ TEST(StructuredSoundness, RandomEvaluationsOfRandomStructuresAreCovered) {
     for (const format_info* f : all_formats) {
         std::mt19937_64 rng(0xC0FFEE + static_cast<unsigned>(f->id));
         std::size_t evaluations = 0;
-        for (int data = 0; evaluations < 100000; ++data) {
+        for (int data = 0; evaluations < exactref_test::scaled<std::size_t>(100000); ++data) {
             const std::size_t n = 64 + rng() % 600;
             std::vector<std::uint64_t> bits;
             switch (data % 4) {
@@ -323,9 +324,10 @@ void check_real_threads(std::size_t runs, std::size_t n, unsigned threads, std::
 }
 
 TEST(StructuredSoundness, RealThreadAtomicsAreCovered) {
-    check_real_threads<float>(100000, 257, 4, 1);
-    check_real_threads<double>(100000, 257, 4, 2);
-    check_real_threads<float>(2000, 100000, 2, 3);
+    using exactref_test::scaled;
+    check_real_threads<float>(scaled<std::size_t>(100000), 257, 4, 1);
+    check_real_threads<double>(scaled<std::size_t>(100000), 257, 4, 2);
+    check_real_threads<float>(scaled<std::size_t>(2000, 100), 100000, 2, 3);
 }
 
 // ---- detection --------------------------------------------------------------------------------------------------
@@ -373,7 +375,7 @@ TEST(StructuredDetection, LostQuarterIsRejectedWithRatioAtLeastTen) {
 TEST(StructuredDetection, LostBlockOf2048IsRejected) {
     const standard s = parse_standard("levels:fold:8,tree:256,any");
     const std::size_t n = std::size_t{1} << 20, block = 2048;
-    const int seeds = 200;
+    const int seeds = exactref_test::scaled(200, 20);
     int rejected = 0, flat_rejected = 0;
     for (int seed = 0; seed < seeds; ++seed) {
         std::mt19937_64 rng(1000 + seed);
