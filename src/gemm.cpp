@@ -65,7 +65,7 @@ void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
         if (count > 0) f(0, count);
         return;
     }
-    // OpenMP, so that Eigen's GEMM inside a piece sees a parallel region and does not start threads of its own.
+    // OpenMP workers (the calling thread is one); the slice GEMMs inside run on one BLAS thread each.
 #pragma omp parallel for schedule(dynamic, 1) num_threads(workers)
     for (std::size_t piece = 0; piece < pieces; ++piece) f(piece * grain, std::min(count, (piece + 1) * grain));
 }
@@ -414,7 +414,9 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     const unsigned threads = resolve_threads(options.threads);
     const std::size_t m = st->m, n = st->n, k = st->k;
     const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-    if (options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0) {
+    // The BLAS takes int dimensions: a side beyond INT_MAX (never seen in practice) goes the per-element way.
+    const bool blas_sized = std::max({m, n, k}) <= static_cast<std::size_t>(INT_MAX);
+    if (options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0 || !blas_sized) {
         st->plan.method = matmul_method::per_element;
         return product_reference(std::move(st));
     }
@@ -428,7 +430,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     double best = std::numeric_limits<double>::infinity();
     int best_a = 1, best_b = 1;
     bool best_paired = false;
-    const double fma_ns = detail::eigen_fma_ns();
+    const double fma_ns = detail::blas_fma_ns();
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
     for (const bool paired : {false, true}) {
         if (paired && !options.pair_slices) continue;
@@ -437,7 +439,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
         const std::vector<std::size_t> hist_b = slice_histogram(f, st->bt, n, k, st->col_top, w, max_slices + 1);
         for (int sa = 1; sa <= cap; ++sa) {
             for (int sb = 1; sb <= cap; ++sb) {
-                const auto gemms = static_cast<double>(detail::slice_gemms(sa, sb, paired).size());
+                const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
                 const double cost = 2 * gemms * mnk * fma_ns +
                                     2 * gemms * static_cast<double>(m * n) * level_ns +
                                     (static_cast<double>(far_count(hist_a, sa)) * static_cast<double>(n) +
@@ -467,7 +469,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->plan.slices_a = best_a;
     st->plan.slices_b = best_b;
     st->plan.paired = st->karatsuba;
-    st->plan.slice_gemms = static_cast<int>(detail::slice_gemms(best_a, best_b, st->karatsuba).size());
+    st->plan.slice_gemms = detail::slice_gemm_count(best_a, best_b, st->karatsuba);
     st->far_a = far_entries(f, st->a, m, k, st->row_top, w, best_a);
     st->far_b = far_entries(f, st->bt, n, k, st->col_top, w, best_b);
     st->plan.far_a = st->far_a.total();

@@ -1,5 +1,7 @@
-// The Ozaki-scheme GEMMs: error-free slices of A and B multiplied exactly by Eigen's binary64 GEMM and summed per
-// level as 64-bit integers (docs/algorithms/ozaki.md, Steps S3 and S4).
+// The Ozaki-scheme GEMMs: error-free slices of A and B multiplied exactly by OpenBLAS's binary64 GEMM (cblas_dgemm,
+// its kernels chosen at run time for the CPU) and summed per level as 64-bit integers (docs/algorithms/ozaki.md,
+// Steps S3 and S4). OpenBLAS computes each element as a sum of K products in some order, with or without FMA, never
+// by a fast (Strassen-like) algorithm, so the invariants below make every element exact.
 //
 // Invariants (why nothing rounds):
 //   every slice entry is an integer alpha with |alpha| <= 2^w - 1, a paired operand alpha_p + alpha_q (both slices of
@@ -9,10 +11,12 @@
 //   binary64, never subnormal, never rounded;
 //   a level sum adds and subtracts at most 3·16 + 1 such integers (< 2^59), far below 2^63.
 #include <Eigen/Core>
-#include <omp.h>
+#include <cblas.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gemm_state.h"
@@ -33,7 +37,7 @@ std::uint64_t slice_value(const entry_parts& e, int top, int w, int p) noexcept 
     return (e.significand >> (-t)) & mask;
 }
 
-// Output columns per GEMM call: one block per worker (Eigen's GEMM is most efficient on wide panels), but at least 16
+// Output columns per GEMM call: one block per worker (a GEMM is most efficient on wide panels), but at least 16
 // and at most what keeps a worker's D (m x columns doubles) within 64 MiB.
 std::size_t column_block(std::size_t n, unsigned threads, std::size_t m) {
     const std::size_t per = (n + threads - 1) / std::max(1u, threads);
@@ -72,17 +76,41 @@ std::vector<slice_gemm> slice_gemms(int sa, int sb, bool karatsuba) {
             if (p >= s || q >= s) out.push_back({p, q, {{p + q, 1}}});
     return out;
 }
+static_assert(slice_gemm_count(3, 3, true) == 6 && slice_gemm_count(2, 3, true) == 5 && slice_gemm_count(3, 2, false) == 6);
 
-double eigen_fma_ns() noexcept {
-#if defined(EIGEN_VECTORIZE_AVX512)
-    return 0.035;
-#elif defined(EIGEN_VECTORIZE_FMA) && defined(EIGEN_VECTORIZE_AVX2)
-    return 0.06;
-#elif defined(EIGEN_VECTORIZE_AVX)
-    return 0.1;
-#else
-    return 0.19;  // SSE2, measured on the 2-core CI machine: 195 ms for a 1024^3 binary64 GEMM
-#endif
+// OpenBLAS's own threads are turned off while the slice GEMMs run (the workers of parallel_for split the output
+// columns instead) and restored afterwards. openblas_set_num_threads is process-wide: a BLAS call that another thread
+// makes meanwhile runs on one thread too (slower, never different).
+struct blas_single_thread {
+    int saved = openblas_get_num_threads();
+    blas_single_thread() { openblas_set_num_threads(1); }
+    ~blas_single_thread() { openblas_set_num_threads(saved); }
+    blas_single_thread(const blas_single_thread&) = delete;
+    blas_single_thread& operator=(const blas_single_thread&) = delete;
+};
+
+// One m x n x k binary64 GEMM, column-major: c = a·b.
+void gemm(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c) noexcept {
+    const auto mi = static_cast<blasint>(m), ni = static_cast<blasint>(n), ki = static_cast<blasint>(k);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0, a, mi, b, ki, 0.0, c, mi);
+}
+
+double blas_fma_ns() noexcept {
+    // Measured once per process on one thread: the best of three 192^3 GEMMs (about 7 M multiply-adds, a few ms).
+    static const double ns = [] {
+        constexpr std::size_t n = 192;
+        std::vector<double> a(n * n, 1.0), b(n * n, 1.0), c(n * n);
+        const blas_single_thread one;
+        double best = 1e300;
+        for (int rep = 0; rep < 3; ++rep) {
+            const auto t0 = std::chrono::steady_clock::now();
+            gemm(n, n, n, a.data(), b.data(), c.data());
+            const std::chrono::duration<double, std::nano> t = std::chrono::steady_clock::now() - t0;
+            best = std::min(best, t.count());
+        }
+        return std::clamp(best / static_cast<double>(n * n * n), 0.005, 5.0);
+    }();
+    return ns;
 }
 
 void build_sliced_levels(product_reference::state& st, unsigned threads) {
@@ -130,29 +158,29 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
     // Step S4: D = left·right per slice GEMM and block of output columns, each entry an exact integer, added to (or
     // taken from) its levels. Then the same with |left|·|right| into the T levels: the slices of an entry share its
     // sign, so |slice p + slice q| = |slice p| + |slice q| and the pairing holds for T as well.
-    // One worker per column block; a lone worker runs Eigen with this thread's OpenMP team size set to one (the
-    // nthreads-var ICV is per thread, so nothing else in the process changes), as options.threads asks.
-    struct team_size_guard {
-        int saved = omp_get_max_threads();
-        explicit team_size_guard(unsigned threads) { if (threads <= 1) omp_set_num_threads(1); }
-        ~team_size_guard() { omp_set_num_threads(saved); }
-    } guard(threads);
+    // One worker per column block, each running single-threaded GEMMs.
+    const blas_single_thread one_blas_thread;
     const std::vector<slice_gemm> gemms = slice_gemms(sa, sb, st.karatsuba);
     const auto stride = static_cast<std::size_t>(levels);
     st.s_levels.assign(m * n * stride, 0);
     st.t_levels.assign(m * n * stride, 0);
+    const std::size_t block = column_block(n, threads, m);
+    const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (n + block - 1) / block);
+    st.plan.peak_bytes = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
+                         sizeof(double) * (left.size() * m * k + right.size() * k * n + workers * m * block) +
+                         sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
     for (int pass = 0; pass < 2; ++pass) {
         if (pass == 1) {
             for (Eigen::MatrixXd& x : left) x = x.cwiseAbs();
             for (Eigen::MatrixXd& x : right) x = x.cwiseAbs();
         }
         std::vector<std::int64_t>& out = pass == 0 ? st.s_levels : st.t_levels;
-        parallel_for(n, threads, column_block(n, threads, m), [&](std::size_t j0, std::size_t j1) {
-            const auto cols = static_cast<Eigen::Index>(j1 - j0);
-            Eigen::MatrixXd d(mm, cols);
+        parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
+            const std::size_t cols = j1 - j0;
+            std::vector<double> d(m * cols);
             for (const slice_gemm& g : gemms) {
-                d.noalias() = left[static_cast<std::size_t>(g.left)] *
-                              right[static_cast<std::size_t>(g.right)].middleCols(static_cast<Eigen::Index>(j0), cols);
+                gemm(m, cols, k, left[static_cast<std::size_t>(g.left)].data(),
+                     right[static_cast<std::size_t>(g.right)].data() + j0 * k, d.data());
                 for (std::size_t j = j0; j < j1; ++j) {
                     const double* dc = d.data() + (j - j0) * m;
                     std::int64_t* lev = out.data() + j * m * stride;
@@ -170,3 +198,11 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
 }
 
 }  // namespace exactref::detail
+
+namespace exactref {
+
+std::string matmul_engine() {
+    return std::string(openblas_get_config()) + " (kernel: " + openblas_get_corename() + ")";
+}
+
+}  // namespace exactref

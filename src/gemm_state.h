@@ -86,10 +86,15 @@ struct slice_gemm {
 /// 0 .. s-1 of both sides paired, s = min(s_A, s_B): A_p·B_p, and (A_p + A_q)·(B_p + B_q) - A_p·B_p - A_q·B_q for the
 /// level p + q of p < q < s, then the unpaired rest: s(s+1)/2 + s_A·s_B - s² GEMMs.
 std::vector<slice_gemm> slice_gemms(int sa, int sb, bool karatsuba);
-/// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with Eigen's GEMM.
+/// slice_gemms(sa, sb, karatsuba).size(), without building them (the planner asks for every sa, sb).
+constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
+    const int s = karatsuba ? (sa < sb ? sa : sb) : 0;
+    return s * (s + 1) / 2 + sa * sb - s * s;
+}
+/// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with the BLAS GEMM.
 void build_sliced_levels(product_reference::state& st, unsigned threads);
-/// Time of one binary64 multiply-add inside Eigen's GEMM as compiled here, in ns per thread (for the planner).
-double eigen_fma_ns() noexcept;
+/// Measured ns per multiply-add of the slice GEMM engine on one thread (once per process): the planner's price.
+double blas_fma_ns() noexcept;
 /// Runs f(begin, end) over [0, count) split into pieces on `threads` workers (the calling thread is one of them).
 void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
                   const std::function<void(std::size_t, std::size_t)>& f);

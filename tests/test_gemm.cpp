@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cctype>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -325,6 +327,20 @@ TEST(Gemm, ThreadCountDoesNotChangeAnything) {
     const product_reference one = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 1, 0});
     const product_reference three = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 3, 0});
     expect_same_products(one, three);
+}
+
+// tests/cmake/gemm_engines.cmake reruns this file with OPENBLAS_CORETYPE forcing each x86 kernel this machine can run
+// (EXACTREF_EXPECT_BLAS_KERNEL names it): the oracle tests above then check that kernel, not only the one OpenBLAS
+// picks for this CPU.
+TEST(Gemm, EngineRunsTheForcedKernel) {
+    const std::string engine = matmul_engine();
+    RecordProperty("engine", engine);
+    EXPECT_NE(engine.find("OpenBLAS"), std::string::npos) << engine;
+    const char* expected = std::getenv("EXACTREF_EXPECT_BLAS_KERNEL");
+    if (expected == nullptr) GTEST_SKIP() << "runs on the kernel OpenBLAS chose: " << engine;
+    std::string lower = engine;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_NE(lower.find(std::string("kernel: ") + expected), std::string::npos) << engine;
 }
 
 TEST(Gemm, BadShapesAndViewsAreClearErrors) {

@@ -82,6 +82,9 @@ struct matmul_plan {
     std::size_t far_b = 0;     // entries of B with bits below the last slice
     std::size_t special_a = 0; // Inf/NaN entries of A
     std::size_t special_b = 0; // Inf/NaN entries of B
+    /// Bytes the build held at its peak (sliced): the 64-bit copies of A, B and C0, the slice operands, the level sums
+    /// of s and T and the GEMM output blocks. The finished product_reference keeps the copies and the level sums.
+    std::size_t peak_bytes = 0;
     std::string describe() const;  // "sliced: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
 };
 
@@ -126,6 +129,12 @@ private:
 /// Exact for every input: subnormals, products that underflow or overflow in T, Inf and NaN (by the superaccumulator's
 /// rules, as exactref::dot). Deterministic; independent of the rounding mode and FTZ/DAZ (slices are integers below
 /// 2^26 and every GEMM sum stays an integer below 2^53, so no operation rounds).
+/// The engine of the sliced method's binary64 GEMMs and the kernel it chose for this CPU, e.g. "OpenBLAS 0.3.21
+/// NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (kernel: zen)". OPENBLAS_CORETYPE (an OpenBLAS variable,
+/// read when the process starts) forces a kernel, e.g. Haswell, Sandybridge or Prescott; the values never depend on
+/// it (docs/gemm.md), only the time.
+std::string matmul_engine();
+
 /// Throws std::invalid_argument when a.cols != b.rows or c0 is not m x n (the message names the shapes).
 ///
 ///   std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};                  // 2 x 2 each, row-major
