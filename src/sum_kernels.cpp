@@ -13,6 +13,8 @@
 //            while enough remain to repay a pass (count * scalar_cost >= B), Step F3 again with that largest as top
 //            (terms above it have d < 0 and were summed already; a window never takes field 1 without field 0, so
 //            windows never overlap); otherwise, or once a window caught few, the rest go one by one (add_scaled).
+//   Step F5  a block whose magnitudes span more than two windows (from F1's largest and smallest) goes instead into
+//            per-exponent bins in one scalar pass (exponent_bins, below), emptied into the chunks at the end.
 // Invariant (why int64 lanes cannot overflow): a lane holds the q-bit part of m (binary64 splits m into q = 27 high
 // and 26 low bits, one lane each; the narrower formats keep q = p bits in one lane), so one term adds less than
 // 2^(q + W) to it, and one window pass over B = 2^11 terms keeps T, N, every partial sum of them that the SIMD lanes
@@ -333,10 +335,89 @@ void add_below_one_by_one(const format_info& f, targets t, const typename L::bit
 // census (docs/performance.md); Step F4 takes another window only while enough terms remain to repay it.
 constexpr std::size_t scalar_cost = 16;
 
+// Step F5: per-exponent bins (as the "large accumulator" of Neal, arXiv:1505.05571), for blocks whose magnitudes span
+// more than two windows, where Steps F3-F4 would need three or more passes. Each term adds its integer significand
+// m (split as in Step F3: q-bit parts) to the bins of its exponent field f' = max(f, 1): T[f'] for every term and
+// N[f'] for the negative ones (as the lane sums T and N), or, for a pass of Σx alone, ±m to one signed bin S[f'].
+// A bin's unit is 2^(f' - bias - (p-1)) (2^split more for the high part). Invariant: a part is below 2^q (q <= 27),
+// so after at most 2^34 terms every bin and (T - N) - N lie in (-2^62, 2^62); flush() empties the bins into the
+// chunks (add_lane_sum) when that many terms have gone in, and at the end of the span. Each term goes into exactly
+// one bin, once.
+template <class L, pass K>
+struct exponent_bins {
+    static constexpr std::size_t fields = static_cast<std::size_t>(L::field_mask);  // f' = 1 .. field_mask - 1
+    static constexpr bool split = L::split > 0;
+    static constexpr bool signed_only = K == pass::sum;  // one signed bin set S
+    static constexpr std::size_t flush_after = std::size_t{1} << 34;
+    // [part][field]: part 0 = low (or whole) parts of T (or S), 1 = high parts of T, 2/3 = the same for N.
+    std::int64_t bins[signed_only ? (split ? 2 : 1) : (split ? 4 : 2)][fields];
+    int lowest = static_cast<int>(fields), highest = 0;  // the fields used since the last flush
+    std::size_t terms = 0;
+    bool clear = false;  // bins zeroed (they are left uninitialised until a block needs them)
+
+    void add(const typename L::bits_type* x, std::size_t n, int low_field, int top_field) noexcept {
+        if (!clear) {
+            std::memset(bins, 0, sizeof bins);
+            clear = true;
+        }
+        lowest = std::min(lowest, std::max(low_field, 1));
+        highest = std::max(highest, std::max(top_field, 1));
+        terms += n;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t b = x[i];
+            const std::uint64_t field = (b >> L::frac_bits) & L::field_mask;
+            const std::uint64_t m = (b & L::frac_mask) | (field != 0 ? L::hidden_bit : 0);
+            const std::size_t at = field | (field == 0);  // f'
+            const auto low = static_cast<std::int64_t>(m & L::low_mask);
+            const auto high = static_cast<std::int64_t>(m >> L::split);
+            if constexpr (signed_only) {
+                const std::int64_t sign = -static_cast<std::int64_t>((b >> (L::storage_bits - 1)) & 1);  // 0 or -1
+                bins[0][at] += (low ^ sign) - sign;
+                if constexpr (split) bins[1][at] += (high ^ sign) - sign;
+            } else {
+                bins[0][at] += low;
+                if constexpr (split) bins[1][at] += high;
+                if constexpr (K == pass::both) {
+                    const std::int64_t negative = -static_cast<std::int64_t>((b >> (L::storage_bits - 1)) & 1);
+                    bins[split ? 2 : 1][at] += low & negative;
+                    if constexpr (split) bins[3][at] += high & negative;
+                }
+            }
+        }
+    }
+
+    void flush(const format_info& f, superaccumulator* sum, superaccumulator* abs_sum) noexcept {
+        if (!clear || lowest > highest) return;
+        for (int field = lowest; field <= highest; ++field) {
+            const auto at = static_cast<std::size_t>(field);
+            const int unit = field - f.emax - L::frac_bits;
+            for (int part = 0; part < (split ? 2 : 1); ++part) {
+                const int e = unit + (part == 1 ? L::split : 0);
+                const std::int64_t t = bins[part][at];
+                if constexpr (signed_only) {
+                    if (t != 0) sum->add_lane_sum(t, e);
+                } else {
+                    if (t == 0) continue;
+                    if (abs_sum) abs_sum->add_lane_sum(t, e);
+                    if constexpr (K == pass::both) {
+                        const std::int64_t neg = bins[(split ? 2 : 1) + part][at];
+                        sum->add_lane_sum((t - neg) - neg, e);
+                    }
+                }
+            }
+        }
+        std::memset(bins, 0, sizeof bins);
+        lowest = static_cast<int>(fields);
+        highest = 0;
+        terms = 0;
+    }
+};
+
 template <class L, pass K, std::size_t V>
 EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const typename L::bits_type* xs,
                                         std::size_t n) noexcept {
     using Bits = typename L::bits_type;
+    exponent_bins<L, K> bins;  // Step F5, zeroed when a block first needs it
     for (std::size_t start = 0; start < n; start += block_size) {
         const std::size_t len = std::min(block_size, n - start);
         const Bits* x = xs + start;
@@ -357,6 +438,13 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         }
         if (t.sum) t.sum->note_terms(len, true, true);
         if (t.abs_sum) t.abs_sum->note_terms(len, true, true);
+        // Step F5: a block spanning more than two windows goes into the exponent bins in one pass.
+        const auto low_field = static_cast<int>(s.min_nonzero_abs >> L::frac_bits);
+        if (std::max(top_field, 1) - std::max(low_field, 1) > 2 * L::window + 1) {
+            bins.add(x, len, low_field, top_field);
+            if (bins.terms >= bins.flush_after) bins.flush(f, t.sum, t.abs_sum);
+            continue;
+        }
         // Step F3: the window below the largest term (prefetching the next block, or this one again at the end).
         int top = std::max(top_field, 1);
         add_window<L, K, V>(f, t, x, len, top, n - start > len ? x + len : x);
@@ -381,6 +469,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
             floor = lower;
         }
     }
+    bins.flush(f, t.sum, t.abs_sum);
 }
 
 // ---- One version per instruction set, and the run-time choice -------------------------------------------------------
