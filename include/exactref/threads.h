@@ -16,7 +16,7 @@ namespace exactref::detail {
 ///   else EXACTREF_NUM_THREADS      when set and not empty: a positive decimal integer ("4");
 ///   else OMP_NUM_THREADS           when set and not empty: OpenMP's list of positive integers ("4" or "4,2"), the
 ///                                  first element (the outermost level, as OpenMP reads it);
-///   else std::thread::hardware_concurrency() (1 when it is unknown).
+///   else std::thread::hardware_concurrency() (1 when it is unknown; asked once per process).
 /// The variables are read at every call (tests and users may set them between calls, setenv / os.environ).
 /// Surrounding spaces are ignored; an empty value counts as unset.
 /// Throws std::invalid_argument, naming the variable and its value, for anything else: 0, a negative number, junk
