@@ -234,11 +234,11 @@ nb::object sum_contiguous(nb::handle x, unsigned threads) {
     const unsigned workers = detail::resolve_threads(threads);
     reference_list out;
     out.term_format = *type;
-    out.items.resize(1);
+    out.items.reserve(1);
     auto run = [&] {
         with_storage(*type, [&](auto tag) {
             using T = decltype(tag);
-            out.items[0] = sum(std::span<const T>(static_cast<const T*>(view.buf), n), sum_options{workers});
+            out.items.push_back(sum(std::span<const T>(static_cast<const T*>(view.buf), n), sum_options{workers}));
         });
     };
     if (n >= release_gil_terms) {
