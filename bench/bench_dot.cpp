@@ -5,6 +5,7 @@
 //   ordered/<T>   s += x[i]·y[i] left to right in T (binary32 arithmetic for float16/bfloat16): the loop a user writes.
 //   exact/<T>     exactref::dot(x, y): exact s and T = Σ|x_i·y_i|, the underflow fields (everything covers() needs).
 //   exact_nearest/<T>  the same, then rounded to T (what a "correct answer" costs).
+//   threads/<T>   exactref::dot(x, y, {threads}) at 10^7 on 1, 2, 4 threads (wall time; chunks merged exactly).
 // Inputs: fixed-seed N(0, 1) values rounded to T (mt19937_64, seed 20240603 + n).
 // The baseline is noinline, built without -ffast-math and with the same target_clones as the library's kernels, and its
 // result and input pointer go through benchmark::DoNotOptimize, so nothing is hoisted out of the timing loop.
@@ -89,6 +90,23 @@ void bm_exact(benchmark::State& state) {
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
 }
+
+// exactref::dot(x, y, {threads}) at 10^7 on 1, 2, 4 threads: wall time (the other threads' work is not the caller's CPU
+// time). Same bits for every count (tests/test_threads.cpp).
+template <class T>
+void bm_threads(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const exactref::dot_options options{static_cast<unsigned>(state.range(1))};
+    const std::span<const T> x(input<T>(n, 0)), y(input<T>(n, 1));
+    for (auto _ : state) {
+        exactref::reference r = exactref::dot(x, y, options);
+        benchmark::DoNotOptimize(r);
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+#define DOT_THREADS ->ArgsProduct({{10000000}, {1, 2, 4}})->UseRealTime()->Unit(benchmark::kMillisecond)
+BENCHMARK(bm_threads<double>)->Name("threads/float64") DOT_THREADS;
+BENCHMARK(bm_threads<float>)->Name("threads/float32") DOT_THREADS;
 
 #define DOT_SIZES ->Arg(1000)->Arg(100000)->Arg(10000000)->Unit(benchmark::kMicrosecond)
 BENCHMARK(bm_ordered<double>)->Name("ordered/float64") DOT_SIZES;

@@ -1,109 +1,160 @@
 #!/usr/bin/env python3
-"""er.sum from Python against exactref::sum in C++ on the same buffer (issue 5, "Performance": er.sum on a 10^7-element
-float64 array must cost at most 1.5x the C++ exact sum, with no copy of contiguous input).
+"""er.sum and er.dot from Python against the C++ exact sum, PyPI's xsum, np.sum and np.dot (issue 5 "Performance";
+issue 12 deliverables 3 and 4).
 
-The C++ side is timed inside the extension (exactref._core._time_sum) on the very array er.sum reads, so the ratio
-shows only what the Python layer adds. Both sides are timed alternately, R rounds, as wall time and as the calling
-thread's CPU time (the CPU ratio is the robust one on a shared machine); medians are reported. With --cpp-bench PATH
-the Google Benchmark binary bench_sum (reference/float64/gauss/10000000: the same distribution, its own data) is run
-too, as a cross-check of the in-extension C++ time.
+Every timed call runs in interleaved rounds: round r times each contender once, in a fixed order, so a noisy stretch
+of a shared machine hits all of them alike; medians over the rounds are reported, as wall time and as the calling
+process's CPU time (time.process_time: every thread, so that threads=2 shows its CPU cost too).
 
-Usage: .venv/bin/python bench/bench_python.py [--n 10000000] [--rounds 15] [--check] [--cpp-bench build/default/bench/bench_sum]
---check exits 1 when the median CPU ratio for contiguous float64 exceeds 1.5.
+  sum      n = 10^3, 10^5, 10^7 float64 N(0,1): er.sum(x), er.sum(x).nearest(), the C++ exact reference on the same
+           buffer (exactref._core._time_sum: exactref::sum, one pass for s, S and max|x|, measured inside the
+           extension, so er.sum / C++ shows only what the Python layer adds), xsum (small accumulator, xsum_add of the
+           array then xsum_round; skipped with a note when it is not installed: pip install xsum), np.sum.
+           Fixed cost at 10^3: er.sum time minus the C++ time.
+  threads  n = 10^7 float64 wide exponents (2^-40 .. 2^40, compute-bound) and N(0,1): er.sum(x, threads=t) and
+           er.dot(x, y, threads=t) for t = 1, 2: the speed-up on two threads (the values are the same bits).
+  dot      n = 10^7 float64 and float32 N(0,1): er.dot(x, y) against np.dot (run with OPENBLAS_NUM_THREADS=1 etc.:
+           this script sets them before numpy loads, so np.dot is one BLAS thread).
+
+Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check]
+--check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import statistics
-import subprocess
-import sys
-import time
+import os
 
-import numpy as np
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")  # np.dot on one BLAS thread (read when numpy loads its BLAS)
 
-import exactref as er
-from exactref import _core
+import argparse  # noqa: E402
+import inspect  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import exactref as er  # noqa: E402
+from exactref import _core  # noqa: E402
+
+try:
+    import xsum  # PyPI xsum (Neal's superaccumulators)
+except ImportError:  # pragma: no cover - optional
+    xsum = None
+
+HAS_THREADS = "threads" in inspect.signature(er.sum).parameters
 
 
-def timed(fn):
-    w0, c0 = time.perf_counter(), time.thread_time()
-    fn()
-    c1, w1 = time.thread_time(), time.perf_counter()
-    return w1 - w0, c1 - c0
+def xsum_sum(x):
+    acc = xsum.xsum_small_accumulator()
+    xsum.xsum_add(acc, x)
+    return xsum.xsum_round(acc)
 
 
-def median(xs):
-    return statistics.median(xs)
+def cpp_sum(x):
+    """Seconds (wall, cpu) of exactref::sum measured inside the extension."""
+    ((w, c),) = _core._time_sum(x, 1)
+    return w, c
 
 
-def compare(x, rounds):
-    """Alternating rounds of er.sum(x) and the in-extension C++ timer; returns medians (wall, cpu) of each."""
-    er.sum(x)
-    _core._time_sum(x, 1)
-    py_wall, py_cpu, cpp_wall, cpp_cpu = [], [], [], []
+def interleaved(contenders, rounds, inner=1):
+    """{label: (median wall, median cpu)} per call; contenders: list of (label, fn); fn returning a (wall, cpu) pair
+    reports its own time (the C++ timer). `inner` calls per sample for short calls."""
+    samples = {label: ([], []) for label, _ in contenders}
+    for label, fn in contenders:  # warm up
+        fn()
     for _ in range(rounds):
-        w, c = timed(lambda: er.sum(x))
-        py_wall.append(w)
-        py_cpu.append(c)
-        ((w, c),) = _core._time_sum(x, 1)
-        cpp_wall.append(w)
-        cpp_cpu.append(c)
-    return median(py_wall), median(py_cpu), median(cpp_wall), median(cpp_cpu)
+        for label, fn in contenders:
+            w0, c0 = time.perf_counter(), time.process_time()
+            own = None
+            for _ in range(inner):
+                own = fn()
+            w1, c1 = time.perf_counter(), time.process_time()
+            if isinstance(own, tuple):
+                w, c = own
+            else:
+                w, c = (w1 - w0) / inner, (c1 - c0) / inner
+            samples[label][0].append(w)
+            samples[label][1].append(c)
+    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in samples.items()}
 
 
-def plain(label, fn, rounds):
-    fn()
-    walls, cpus = zip(*(timed(fn) for _ in range(rounds)))
-    return label, median(walls), median(cpus)
+def show(title, results, base=None):
+    print(title)
+    for label, (w, c) in results.items():
+        ratio = f"   {w / results[base][0]:6.2f}x {base}" if base and label != base else ""
+        print(f"  {label:36s} wall {fmt(w)}   cpu {fmt(c)}{ratio}")
 
 
-def run_cpp_bench(path):
-    out = subprocess.run([path, "--benchmark_filter=^reference/float64/gauss/10000000$", "--benchmark_format=json",
-                          "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true"],
-                         capture_output=True, text=True, check=True)
-    for b in json.loads(out.stdout)["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-            return b["real_time"] * scale, b["cpu_time"] * scale
-    raise RuntimeError("bench_sum printed no median")
+def fmt(s):
+    return f"{s * 1e3:9.3f} ms" if s >= 1e-4 else f"{s * 1e6:9.2f} us"
+
+
+def wide(rng, n):
+    return np.ldexp(rng.uniform(1, 2, n), rng.integers(-40, 41, n)) * rng.choice([-1.0, 1.0], n)
+
+
+def cpp_sum_inner(x, inner):
+    """The C++ exact sum timed inside the extension, `inner` calls per sample in one timed loop (the clock reads of
+    _time_sum, a system call for the thread CPU clock, would be a visible part of a 10^3-term call)."""
+    if hasattr(_core, "_time_sum_loop"):
+        return lambda: _core._time_sum_loop(x, inner)
+    def run():  # builds from before _time_sum_loop
+        times = _core._time_sum(x, inner)
+        return statistics.median(w for w, _ in times), statistics.median(c for _, c in times)
+    return run
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=10_000_000)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=20240602)
-    ap.add_argument("--check", action="store_true", help="exit 1 if the CPU ratio exceeds 1.5")
-    ap.add_argument("--cpp-bench", help="path of the bench_sum binary, for a cross-check")
+    ap.add_argument("--quick", action="store_true", help="n = 10^3 and 10^5 only")
+    ap.add_argument("--check", action="store_true", help="exit 1 if er.sum > 1.5x the C++ sum at 10^7")
     args = ap.parse_args()
-
-    x = np.random.default_rng(args.seed).standard_normal(args.n)
-    py_wall, py_cpu, cpp_wall, cpp_cpu = compare(x, args.rounds)
-    ratio_cpu, ratio_wall = py_cpu / cpp_cpu, py_wall / cpp_wall
-    print(f"n = {args.n:,} float64 N(0,1), seed {args.seed}, {args.rounds} alternating rounds, medians")
-    print(f"  er.sum (Python)           wall {py_wall * 1e3:8.2f} ms   cpu {py_cpu * 1e3:8.2f} ms")
-    print(f"  exactref::sum (C++)       wall {cpp_wall * 1e3:8.2f} ms   cpu {cpp_cpu * 1e3:8.2f} ms")
-    print(f"  ratio Python / C++        wall {ratio_wall:8.3f}      cpu {ratio_cpu:8.3f}      (limit 1.5)")
-
-    rows = [
-        plain("er.sum float32 (contiguous)", lambda: er.sum(x32), args.rounds) for x32 in [x.astype(np.float32)]
-    ] + [
-        plain("er.sum float64 x[::2] (strided, in place)", lambda: er.sum(x[::2]), args.rounds),
-        plain("er.sum float64 (1000, n/1000), axis=1", lambda: er.sum(x.reshape(1000, -1), axis=1), args.rounds),
-        plain("er.sum float64 column sums (gathered)", lambda: er.sum(x.reshape(-1, 1000), axis=0),
-              args.rounds),
-        plain("np.sum float64 (for scale)", lambda: np.sum(x), args.rounds),
-    ]
-    for label, wall, cpu in rows:
-        print(f"  {label:42s} wall {wall * 1e3:8.2f} ms   cpu {cpu * 1e3:8.2f} ms")
-    if args.cpp_bench:
-        wall, cpu = run_cpp_bench(args.cpp_bench)
-        print(f"  bench_sum reference/float64/gauss/10000000  wall {wall * 1e3:8.2f} ms   cpu {cpu * 1e3:8.2f} ms"
-              f"   (er.sum cpu / this: {py_cpu / cpu:.3f})")
-    if args.check and ratio_cpu > 1.5:
-        print(f"FAIL: er.sum costs {ratio_cpu:.3f}x the C++ exact sum (limit 1.5)", file=sys.stderr)
+    rng = np.random.default_rng(args.seed)
+    print(f"{args.rounds} interleaved rounds, medians; BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}; "
+          f"xsum {'installed' if xsum else 'not installed (pip install xsum)'}; threads= "
+          f"{'supported' if HAS_THREADS else 'not supported by this build'}; cores {os.cpu_count()}")
+    worst = 0.0
+    for n in ([10**3, 10**5] if args.quick else [10**3, 10**5, 10**7]):
+        x = rng.standard_normal(n)
+        inner = max(1, 10**5 // n)
+        one = {"threads": 1} if HAS_THREADS else {}
+        contenders = [("C++ exactref::sum", cpp_sum_inner(x, inner)),
+                      ("er.sum(x)", lambda: er.sum(x, **one)),
+                      ("er.sum(x).nearest()", lambda: er.sum(x, **one).nearest())]
+        if xsum:
+            contenders.append(("xsum small accumulator", lambda: xsum_sum(x)))
+        contenders.append(("np.sum", lambda: np.sum(x)))
+        res = interleaved(contenders, args.rounds, inner)
+        show(f"sum, float64 N(0,1), n = {n:,} (one thread)", res, "C++ exactref::sum")
+        fixed = res["er.sum(x)"][0] - res["C++ exactref::sum"][0]
+        fixed_n = res["er.sum(x).nearest()"][0] - res["C++ exactref::sum"][0]
+        print(f"  Python cost above C++: er.sum {fixed * 1e6:.2f} us, er.sum().nearest() {fixed_n * 1e6:.2f} us")
+        if n == 10**7:
+            worst = res["er.sum(x)"][1] / res["C++ exactref::sum"][1]
+    if not args.quick and HAS_THREADS:
+        for name, x in (("wide exponents", wide(rng, 10**7)), ("N(0,1)", rng.standard_normal(10**7))):
+            y = rng.standard_normal(10**7)
+            res = interleaved([("er.sum threads=1", lambda: er.sum(x, threads=1)),
+                               ("er.sum threads=2", lambda: er.sum(x, threads=2)),
+                               ("er.dot threads=1", lambda: er.dot(x, y, threads=1)),
+                               ("er.dot threads=2", lambda: er.dot(x, y, threads=2))], max(5, args.rounds // 2))
+            show(f"threads, float64 {name}, n = 10,000,000", res)
+            print(f"  speed-up on 2 threads: sum {res['er.sum threads=1'][0] / res['er.sum threads=2'][0]:.2f}x, "
+                  f"dot {res['er.dot threads=1'][0] / res['er.dot threads=2'][0]:.2f}x (wall)")
+    if not args.quick:
+        one = {"threads": 1} if HAS_THREADS else {}
+        for dt in (np.float64, np.float32):
+            x = rng.standard_normal(10**7).astype(dt)
+            y = rng.standard_normal(10**7).astype(dt)
+            res = interleaved([("np.dot (1 BLAS thread)", lambda: np.dot(x, y)),
+                               ("er.dot(x, y)", lambda: er.dot(x, y, **one))], args.rounds)
+            show(f"dot, {np.dtype(dt).name} N(0,1), n = 10,000,000 (one thread)", res, "np.dot (1 BLAS thread)")
+    if args.check and worst > 1.5:
+        print(f"FAIL: er.sum costs {worst:.3f}x the C++ exact sum (limit 1.5)", file=sys.stderr)
         return 1
     return 0
 

@@ -1,13 +1,14 @@
 // bench_sum — exact sums against the plain loops they are meant to check (issue 2, "Performance";
 // docs/performance.md holds the measured ratios and how they were obtained).
 //
-// One thread, n = 10^3, 10^5, 10^7, side by side in one run:
+// One thread (except threads/), n = 10^3, 10^5, 10^7, side by side in one run:
 //   ordered/<T>       s += x[i] left to right in T: the loop a user would write (latency bound).
 //   acc8/<T>          eight interleaved partial sums in T, combined at the end (throughput/bandwidth bound).
 //   exact/<T>         superaccumulator::add(span) then round<T>(): the exact sum, correctly rounded.
 //   reference/<T>     exactref::sum(span): exact s and S = Σ|x_i| (what covers() needs).
 //   fused/<T>         add_sum_and_abs(span, s, S): the same two sums in one pass over the data.
 //   term_by_term/<T>  superaccumulator::add(T) per element: the scalar path the fast path replaces.
+//   threads/<T>       exactref::sum(span, {threads}) at 10^7 on 1, 2, 4 threads (wall time; chunks merged exactly).
 // for T = float64, float32, and the exact kinds also for float16 and bfloat16.
 //
 // Honesty of the baselines: the library is built without -ffast-math (and so is this file), so the compiler may not
@@ -246,6 +247,22 @@ void bm_term_by_term(benchmark::State& state) {
     set_throughput<T>(state, n);
 }
 
+// exactref::sum(span, {threads}) at n = 10^7 on 1, 2, 4 threads: wall time (UseRealTime; the CPU time of the calling
+// thread would hide the others). The parallel path allocates one accumulator pair per chunk (O(threads) memory), so
+// it is not under the allocation probe. Same bits for every count (tests/test_threads.cpp).
+template <class T, dist D>
+void bm_threads(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const exactref::sum_options options{static_cast<unsigned>(state.range(1))};
+    const std::span<const T> xs(input<T>(n, D));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(xs);
+        exactref::reference r = exactref::sum(xs, options);
+        benchmark::DoNotOptimize(r);
+    }
+    set_throughput<T>(state, n);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
     b->Arg(1000)->Arg(100000)->Arg(10000000)->Unit(benchmark::kMicrosecond);
 }
@@ -257,6 +274,15 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 EXACTREF_BENCH_FLOATS(ordered, bm_ordered, double, "float64");
 EXACTREF_BENCH_FLOATS(acc8, bm_acc8, double, "float64");
+// threads/<dtype>/<distribution>/<n>/<threads>
+#define EXACTREF_BENCH_THREADS(T, tname, D, dname)                                                     \
+    BENCHMARK(bm_threads<T, D>)->Name("threads/" tname "/" dname)->ArgsProduct({{10000000}, {1, 2, 4}}) \
+        ->UseRealTime()->Unit(benchmark::kMillisecond)
+EXACTREF_BENCH_THREADS(double, "float64", dist::gauss, "gauss");
+EXACTREF_BENCH_THREADS(double, "float64", dist::wide, "wide");
+EXACTREF_BENCH_THREADS(float, "float32", dist::wide, "wide");
+EXACTREF_BENCH_THREADS(float16, "float16", dist::wide, "wide");
+
 EXACTREF_BENCH_FLOATS(exact, bm_exact, double, "float64");
 EXACTREF_BENCH_FLOATS(reference, bm_reference, double, "float64");
 EXACTREF_BENCH_FLOATS(fused, bm_fused, double, "float64");

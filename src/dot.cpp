@@ -30,9 +30,11 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "dot_kernels.h"
 #include "exactref/detail/uint128.h"
+#include "exactref/threads.h"
 #include "simd_targets.h"
 
 namespace exactref {
@@ -532,6 +534,15 @@ void dot_accumulator::add_term(std::uint64_t bits) noexcept {
     ref_.abs_sum.add_bits(*f_, bits & ~(std::uint64_t{1} << (f_->storage_bits - 1)));
 }
 
+void dot_accumulator::merge(const dot_accumulator& other) noexcept {
+    ref_.sum.merge(other.ref_.sum);
+    ref_.abs_sum.merge(other.ref_.abs_sum);
+    ref_.has_initial = ref_.has_initial || other.ref_.has_initial;
+    count_ += other.count_;
+    min_field_ = std::min(min_field_, other.min_field_);
+    min_exponent_ = std::min(min_exponent_, other.min_exponent_);
+}
+
 void dot_accumulator::finish(reference& out) noexcept {
     // Step D5
     int smallest = min_exponent_;
@@ -563,34 +574,48 @@ namespace {
 template <class T>
 using bits_t = typename format_traits<T>::bits_type;
 
-// Gathers blocks of strided operands as raw bits and feeds the accumulator (Step D1).
+// Feeds n pairs of (strided) operands to the accumulator (Step D1): contiguous operands in place (binary64 as values,
+// the narrow formats as their raw bits), strided ones gathered block by block as raw bits.
 template <floating_format T>
-reference dot_impl(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
-                   std::optional<T> initial) {
-    detail::dot_accumulator acc(format_traits<T>::info);
-    if constexpr (std::is_same_v<T, double>) {
-        if (incx == 1 && incy == 1) {
-            acc.add(x, y, n);
-            if (initial) acc.add_term(bits_of(*initial));
-            reference r;
-            acc.finish(r);
-            return r;
-        }
+void accumulate(detail::dot_accumulator& acc, const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy,
+                std::size_t n) {
+    if (incx == 1 && incy == 1) {
+        if constexpr (std::is_same_v<T, double>) acc.add(x, y, n);
+        else acc.add(reinterpret_cast<const bits_t<T>*>(x), reinterpret_cast<const bits_t<T>*>(y), n);  // T is its bits
+        return;
     }
     std::array<bits_t<T>, block_size> xb, yb;
     for (std::size_t start = 0; start < n; start += block_size) {
         const std::size_t len = std::min(block_size, n - start);
-        if (incx == 1 && incy == 1) {
-            std::memcpy(xb.data(), x + start, len * sizeof(T));  // T is its bits (trivially copyable, same size)
-            std::memcpy(yb.data(), y + start, len * sizeof(T));
-        } else {
-            for (std::size_t i = 0; i < len; ++i) {
-                const auto at = static_cast<std::ptrdiff_t>(start + i);
-                xb[i] = bits_of(x[at * incx]);
-                yb[i] = bits_of(y[at * incy]);
-            }
+        for (std::size_t i = 0; i < len; ++i) {
+            const auto at = static_cast<std::ptrdiff_t>(start + i);
+            xb[i] = bits_of(x[at * incx]);
+            yb[i] = bits_of(y[at * incy]);
         }
         acc.add(xb.data(), yb.data(), len);
+    }
+}
+
+// The parallel dot: contiguous chunks of the index range (aligned to the kernels' blocks), one accumulator per chunk,
+// merged exactly in chunk order; the initial value last. Same bits for every number of chunks.
+template <floating_format T>
+reference dot_impl(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
+                   std::optional<T> initial, unsigned threads) {
+    detail::dot_accumulator acc(format_traits<T>::info);
+    const std::size_t chunks = detail::chunk_count(n, threads == 1 ? 1 : detail::resolve_threads(threads));
+    if (chunks <= 1) {
+        accumulate(acc, x, incx, y, incy, n);
+    } else {
+        const std::size_t length = detail::chunk_length(n, chunks, block_size);
+        const std::size_t used = (n + length - 1) / length;
+        std::vector<detail::dot_accumulator> parts(used, detail::dot_accumulator(format_traits<T>::info));
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+        for (std::size_t k = 0; k < used; ++k) {
+            const auto begin = static_cast<std::ptrdiff_t>(k * length);
+            accumulate(parts[k], x + begin * incx, incx, y + begin * incy, incy,
+                       std::min(length, n - static_cast<std::size_t>(begin)));
+        }
+        for (const detail::dot_accumulator& p : parts) acc.merge(p);
     }
     if (initial) acc.add_term(bits_of(*initial));
     reference r;
@@ -610,24 +635,39 @@ void check_lengths(std::size_t nx, std::size_t ny) {
 template <floating_format T>
 reference dot(std::span<const T> x, std::span<const T> y) {
     check_lengths<T>(x.size(), y.size());
-    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), std::nullopt);
+    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), std::nullopt, 1);
+}
+
+template <floating_format T>
+reference dot(std::span<const T> x, std::span<const T> y, const dot_options& options) {
+    check_lengths<T>(x.size(), y.size());
+    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), std::nullopt, options.threads);
 }
 
 template <floating_format T>
 reference dot(std::span<const T> x, std::span<const T> y, T initial) {
     check_lengths<T>(x.size(), y.size());
-    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), initial);
+    return dot_impl<T>(x.data(), 1, y.data(), 1, x.size(), initial, 1);
 }
 
 template <floating_format T>
 reference dot_strided(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
                       std::optional<T> initial) {
-    return dot_impl<T>(x, incx, y, incy, n, initial);
+    return dot_impl<T>(x, incx, y, incy, n, initial, 1);
+}
+
+template <floating_format T>
+reference dot_strided(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
+                      std::optional<T> initial, const dot_options& options) {
+    return dot_impl<T>(x, incx, y, incy, n, initial, options.threads);
 }
 
 #define EXACTREF_INSTANTIATE_DOT(T)                                                                       \
     template reference dot<T>(std::span<const T>, std::span<const T>);                                    \
     template reference dot<T>(std::span<const T>, std::span<const T>, T);                                 \
+    template reference dot<T>(std::span<const T>, std::span<const T>, const dot_options&);                \
+    template reference dot_strided<T>(const T*, std::ptrdiff_t, const T*, std::ptrdiff_t, std::size_t,    \
+                                      std::optional<T>, const dot_options&);                              \
     template reference dot_strided<T>(const T*, std::ptrdiff_t, const T*, std::ptrdiff_t, std::size_t,    \
                                       std::optional<T>);
 EXACTREF_INSTANTIATE_DOT(double)

@@ -64,6 +64,8 @@ public:
     void add_wide(const std::uint64_t* x_bits, const std::uint64_t* y_bits, std::size_t n) noexcept;
     /// Adds one more plain term (beta = 1: the existing output).
     void add_term(std::uint64_t bits) noexcept;
+    /// Adds everything `other` accumulated (exact: the per-chunk accumulators of a parallel dot product).
+    void merge(const dot_accumulator& other) noexcept;
     /// Moves the result into `out` (sum, abs_sum, count, term_format, is_dot, the underflow fields).
     void finish(reference& out) noexcept;
 

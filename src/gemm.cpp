@@ -26,6 +26,7 @@
 #include "dot_kernels.h"
 #include "exactref/detail/uint128.h"
 #include "exactref/dot.h"
+#include "exactref/threads.h"
 #include "gemm_state.h"
 
 namespace exactref {
@@ -74,11 +75,7 @@ void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
 
 namespace {
 
-unsigned resolve_threads(unsigned threads) {
-    if (threads != 0) return threads;
-    const unsigned hw = std::thread::hardware_concurrency();
-    return hw == 0 ? 1 : hw;
-}
+unsigned resolve_threads(unsigned threads) { return detail::resolve_threads(threads); }  // exactref/threads.h
 
 // Adds ±(m1·2^e1)·(m2·2^e2) exactly (m1, m2 < 2^64, product split at 2^53 so both halves fit an int64 lane).
 void add_product_parts(superaccumulator& acc, bool negative, std::uint64_t m1, int e1, std::uint64_t m2,

@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
-#include <type_traits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "exactref/reference.h"
+#include "exactref/threads.h"
 
 namespace exactref {
 
@@ -67,6 +69,46 @@ template double largest_magnitude<double>(std::span<const double>) noexcept;
 template double largest_magnitude<float>(std::span<const float>) noexcept;
 template double largest_magnitude<float16>(std::span<const float16>) noexcept;
 template double largest_magnitude<bfloat16>(std::span<const bfloat16>) noexcept;
+
+// The parallel sum: contiguous chunks aligned to the fast path's blocks (2048 terms), each summed by the one-pass
+// kernel into its own accumulators, then merged. Every operation is exact integer arithmetic, so the result (value,
+// term counts, special counts, signed-zero flags, max|x_i|) is the same for every number of chunks.
+template <floating_format T>
+reference sum(std::span<const T> xs, const sum_options& options) {
+    reference r;
+    r.count = xs.size();
+    r.term_format = format_traits<T>::info.id;
+    std::uint64_t largest = 0;
+    const std::size_t chunks = detail::chunk_count(xs.size(), detail::resolve_threads(options.threads));
+    if (chunks <= 1) {
+        detail::add_sum_abs_largest(xs, r.sum, r.abs_sum, largest);
+    } else {
+        struct part {
+            superaccumulator sum, abs_sum;
+            std::uint64_t largest = 0;
+        };
+        const std::size_t length = detail::chunk_length(xs.size(), chunks, 2048);
+        const std::size_t used = (xs.size() + length - 1) / length;
+        std::vector<part> parts(used);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+        for (std::size_t k = 0; k < used; ++k) {
+            const std::size_t begin = k * length;
+            detail::add_sum_abs_largest(xs.subspan(begin, std::min(length, xs.size() - begin)), parts[k].sum,
+                                        parts[k].abs_sum, parts[k].largest);
+        }
+        for (const part& p : parts) {
+            r.sum.merge(p.sum);
+            r.abs_sum.merge(p.abs_sum);
+            largest = std::max(largest, p.largest);
+        }
+    }
+    r.largest = to_double_exact(format_traits<T>::info, largest);
+    return r;
+}
+template reference sum<double>(std::span<const double>, const sum_options&);
+template reference sum<float>(std::span<const float>, const sum_options&);
+template reference sum<float16>(std::span<const float16>, const sum_options&);
+template reference sum<bfloat16>(std::span<const bfloat16>, const sum_options&);
 
 template <floating_format T>
 reference_array sum_rows(std::span<const T> data, std::size_t rows, std::size_t cols) {

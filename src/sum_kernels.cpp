@@ -288,16 +288,21 @@ EXACTREF_INLINE_KERNEL lane_sums window_sum(const typename L::bits_type* x, std:
 
 // ---- Steps F1-F4 ----------------------------------------------------------------------------------------------------
 // Where a pass puts its results: Σx into *sum, Σ|x| into *abs_sum (null when the pass does not produce it).
+// `largest`, when not null, receives max(*largest, the magnitude bits of every finite term): Step F1 finds each block's
+// largest magnitude anyway, so max|x_i| costs nothing beside a block holding Inf/NaN (which goes term by term).
 struct targets {
     superaccumulator* sum;
     superaccumulator* abs_sum;
+    std::uint64_t* largest = nullptr;
 };
 
 // Adds one term to the targets, term by term (short spans, blocks with Inf/NaN).
 template <class L>
 void add_one(const format_info& f, targets t, typename L::bits_type b) noexcept {
     if (t.sum) t.sum->add_bits(f, b);
-    if (t.abs_sum) t.abs_sum->add_bits(f, static_cast<typename L::bits_type>(b & L::abs_mask));
+    const auto magnitude = static_cast<typename L::bits_type>(b & L::abs_mask);
+    if (t.abs_sum) t.abs_sum->add_bits(f, magnitude);
+    if (t.largest && (magnitude >> L::frac_bits) != L::field_mask) *t.largest = std::max<std::uint64_t>(*t.largest, magnitude);
 }
 
 // Step F3 for the window of top: lane sums of the terms in it, into the chunks.
@@ -429,6 +434,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
             for (std::size_t i = 0; i < len; ++i) add_one<L>(f, t, x[i]);
             continue;
         }
+        if (t.largest) *t.largest = std::max(*t.largest, s.max_abs);  // finite: no Inf/NaN in this block
         if (s.max_abs == 0) {  // zeros only: which signs of zero were seen
             bool some_positive = false, some_negative = false;
             for (std::size_t i = 0; i < len; ++i) (x[i] != 0 ? some_negative : some_positive) = true;
@@ -560,5 +566,24 @@ void add_sum_and_abs(std::span<const float16> xs, superaccumulator& sum, superac
 void add_sum_and_abs(std::span<const bfloat16> xs, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
     add_span<bfloat16, pass::both>({&sum, &abs_sum}, xs);
 }
+
+namespace detail {
+void add_sum_abs_largest(std::span<const double> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept {
+    add_span<double, pass::both>({&sum, &abs_sum, &largest_bits}, xs);
+}
+void add_sum_abs_largest(std::span<const float> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept {
+    add_span<float, pass::both>({&sum, &abs_sum, &largest_bits}, xs);
+}
+void add_sum_abs_largest(std::span<const float16> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept {
+    add_span<float16, pass::both>({&sum, &abs_sum, &largest_bits}, xs);
+}
+void add_sum_abs_largest(std::span<const bfloat16> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept {
+    add_span<bfloat16, pass::both>({&sum, &abs_sum, &largest_bits}, xs);
+}
+}  // namespace detail
 
 }  // namespace exactref

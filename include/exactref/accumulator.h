@@ -197,6 +197,17 @@ superaccumulator exact_sum(std::span<const T> xs) noexcept {
 }
 
 namespace detail {
+/// add_sum_and_abs, and the largest magnitude of a finite term as raw bits of the format (sign cleared), max-ed into
+/// largest_bits: one pass for everything a sum reference holds (reference.h). Inf/NaN terms do not count.
+void add_sum_abs_largest(std::span<const double> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept;
+void add_sum_abs_largest(std::span<const float> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept;
+void add_sum_abs_largest(std::span<const float16> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept;
+void add_sum_abs_largest(std::span<const bfloat16> xs, superaccumulator& sum, superaccumulator& abs_sum,
+                         std::uint64_t& largest_bits) noexcept;
+
 /// Rounds (negative ? -1 : 1) * (m + sticky * epsilon) * 2^e, 0 <= epsilon < 1, to format f in `mode`: the core of every
 /// correctly rounded conversion in the library (IEEE 754-2019 §4.3). `m` holds the significant bits, `sticky` says
 /// whether anything non-zero lies below them. Returns raw bits; a result of zero carries the given sign.

@@ -46,6 +46,20 @@ namespace exactref {
 template <floating_format T>
 reference dot(std::span<const T> x, std::span<const T> y);
 
+/// How exactref::dot runs (the values never depend on it).
+struct dot_options {
+    /// Threads: 0 = exactref/threads.h's resolve_threads (EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every
+    /// core; a bad value of a variable is std::invalid_argument). Contiguous chunks of at least
+    /// detail::min_chunk_terms pairs, one exact accumulator each, merged exactly: the same bits for every count, and
+    /// no thread starts for short inputs.
+    unsigned threads = 0;
+};
+
+/// dot(x, y) on up to options.threads threads: the same reference, bit for bit.
+///   exactref::dot(x, y, {.threads = 2});
+template <floating_format T>
+reference dot(std::span<const T> x, std::span<const T> y, const dot_options& options);
+
 /// The data-dependent bound of a structured standard over the products x_i·y_i (reference.h, structured_bound):
 /// each product's own rounding in the accumulation format (u·|x_i·y_i| + η, which also bounds an FMA chain) at the
 /// leaves. Throws std::invalid_argument when x and y differ in length or `model` is not structured.
@@ -71,6 +85,10 @@ reference dot(std::span<const T> x, std::span<const T> y, T initial);
 template <floating_format T>
 reference dot_strided(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
                       std::optional<T> initial = std::nullopt);
+/// dot_strided on up to options.threads threads (dot_options): the same reference, bit for bit.
+template <floating_format T>
+reference dot_strided(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t incy, std::size_t n,
+                      std::optional<T> initial, const dot_options& options);
 
 /// Range form: any two contiguous ranges of the same element type.
 template <std::ranges::contiguous_range R1, std::ranges::contiguous_range R2>

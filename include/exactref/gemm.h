@@ -57,8 +57,9 @@ enum class matmul_method { automatic, sliced, per_element };
 
 struct matmul_options {
     matmul_method method = matmul_method::automatic;
-    /// Worker threads for the GEMMs and the per-element work; 0 = std::thread::hardware_concurrency(). The result does
-    /// not depend on it (every step is exact).
+    /// Worker threads for the GEMMs and the per-element work; 0 = exactref/threads.h's resolve_threads
+    /// (EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core). The result does not depend on it (every step is
+    /// exact).
     unsigned threads = 0;
     /// Sliced method: at most this many slices per row of A and per column of B (1 .. 16; 0 = up to 16, the planner
     /// picks). Fewer slices mean fewer GEMMs and more "far" entries, whose bits below the last slice are added per
@@ -113,7 +114,8 @@ public:
     reference element(std::size_t i, std::size_t j) const;
     /// The same into existing storage (no allocation).
     void element(std::size_t i, std::size_t j, reference& out) const;
-    /// Every element, row-major (rows x cols), built with `threads` workers (0 = hardware_concurrency).
+    /// Every element, row-major (rows x cols), built with `threads` workers (0 = resolve_threads, as
+    /// matmul_options::threads).
     reference_array to_array(unsigned threads = 0) const;
 
     struct state;  // internal (src/gemm_state.h)

@@ -91,14 +91,26 @@ using Reference = reference;
 template <floating_format T>
 double largest_magnitude(std::span<const T> xs) noexcept;
 
+/// How exactref::sum runs (the values never depend on it).
+struct sum_options {
+    /// Threads: 0 = exactref/threads.h's resolve_threads (EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every
+    /// core; a bad value of a variable is std::invalid_argument). The input is cut into contiguous chunks of at least
+    /// detail::min_chunk_terms terms, one superaccumulator pair per chunk, merged exactly: the same bits for every
+    /// count, and no thread starts for short inputs.
+    unsigned threads = 0;
+};
+
+/// The exact reference of Σ xs, on up to options.threads threads (sum_options). One pass over the data for s, S and
+/// max|x_i|; memory O(threads). Throws std::invalid_argument only for a bad EXACTREF_NUM_THREADS / OMP_NUM_THREADS
+/// when options.threads == 0.
+///   exactref::sum(std::span<const double>(xs), {.threads = 4});   // the same bits as exactref::sum(xs)
+template <floating_format T>
+reference sum(std::span<const T> xs, const sum_options& options);
+
+/// One thread (never reads the environment, never throws).
 template <floating_format T>
 reference sum(std::span<const T> xs) {
-    reference r;
-    r.largest = largest_magnitude(xs);
-    add_sum_and_abs(xs, r.sum, r.abs_sum);  // one pass over the data for s and S
-    r.count = xs.size();
-    r.term_format = format_traits<T>::info.id;
-    return r;
+    return sum(xs, sum_options{1});
 }
 
 template <std::ranges::contiguous_range R>

@@ -23,7 +23,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._arrays import asarray, host_array
+from ._arrays import as_threads, asarray, host_array
 from ._orders import fold_sum, kahan_sum, pairwise_sum, tree_height, tree_sum
 from ._products import dot, matmul
 from ._reference import Reference, ReferenceArray
@@ -64,8 +64,12 @@ def _normalize_axis(a: Any, ndim: int) -> int:
     return i + ndim if i < 0 else i
 
 
+_SCALAR_INDEX = np.zeros((), dtype=np.int64)  # the index of every 0-d Reference of one sum (never written to)
+_SCALAR_INDEX.flags.writeable = False
+
+
 def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 - mirrors np.sum
-        structure: Any = None) -> Reference:
+        structure: Any = None, threads: Any = None) -> Reference:
     """The exact reference of Σ x: exact s and S = Σ|x_i|, n, the dtype and the special-value state.
 
     x: float16/float32/float64/bfloat16 array of any shape and strides (numpy, DLPack in host memory, Python floats).
@@ -87,8 +91,16 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 -
         against min(the structure's flat bound, its data bound); a structured standard on a reference built without
         it is a ValueError that says so.
 
+    threads: None (default) or 0: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else every core,
+        read at each call; or a positive int. Each contiguous block of at least 2 x 32768 terms is cut into
+        contiguous chunks, one exact accumulator per thread, merged exactly: the result is the same, bit for bit,
+        for every count (strided and gathered layouts run on one thread; so does anything shorter, with no thread
+        start cost). A variable that is set to anything but a positive integer is a ValueError naming it.
+
     Exact for every input: no rounding, no overflow, independent of the floating-point environment. n = 0 gives
     s = +0.0. Special values: NaN and ±Inf terms are counted (see Reference.exact, Reference.covers).
+    Cost: one pass over the data (s, S and max|x_i| at once); a C-contiguous float64/32/16 array summed whole takes
+    a direct path (no copy, about a microsecond above the C++ call).
     Raises TypeError for another dtype, a non-numeric object or a masked array, ValueError for device memory, a
     bad axis, or a structure that is not structured (structure="exact", "any_order") or whose groups do not fit the
     data ("levels:fold/20000,any" over 10000 terms: a group would be empty), with the accepted spelling.
@@ -101,12 +113,16 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 -
     >>> r.covers(omp_sum(x, threads=4), standard="levels:fold/4,any")
     array(True)
     """
+    if axis is None and structure is None and type(x) is np.ndarray:  # the fast path: whole contiguous arrays
+        refs = _core.sum_contiguous(x, 0 if threads is None else as_threads(threads))
+        if refs is not None:
+            return Reference(refs, _SCALAR_INDEX)
     a, name = host_array(x, "x")
     axes = _axes(axis, a.ndim)
     keep = [d for d in range(a.ndim) if d not in axes]
     view = a.transpose(keep + list(axes))  # a view: the reduced axes last, in the order given
     models = _structures(structure)
-    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes), models)
+    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes), models, as_threads(threads))
     return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape([a.shape[d] for d in keep]))
 
 

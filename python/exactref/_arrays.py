@@ -233,3 +233,21 @@ def as_count(value: Any, what: str, smallest: int = 0, context: str = "") -> int
     if not smallest <= i <= MAX_COUNT:
         raise ValueError(f"{context}{what}={i}: expected an integer from {smallest} to 2**64 - 1")
     return i
+
+
+def as_threads(value: Any) -> int:
+    """The threads= of a parallel call as the extension takes it: None or 0 (the default: EXACTREF_NUM_THREADS, else
+    OMP_NUM_THREADS, else every core, read at each call) -> 0, or a positive int. Raises TypeError for a non-integer,
+    ValueError for a negative count."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise TypeError(f"threads={value!r}: expected None or a positive integer")
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise TypeError(f"threads={value!r}: expected None (EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every "
+                        f"core) or a positive integer") from None
+    if not 0 <= i <= 65536:
+        raise ValueError(f"threads={i}: expected None or an integer from 1 to 65536 (0 means the default, as None)")
+    return i

@@ -217,6 +217,8 @@ class ReferenceList:
 
     def exact_decimal(self, i: int) -> str: ...
 
+    def nearest_value(self, i: int, dtype: str, rounding: str) -> float: ...
+
     def nearest_bits(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], dtype: str, rounding: str) -> object: ...
 
     def bound(self, index: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], standard: Standard, dtype: str) -> object: ...
@@ -241,16 +243,21 @@ def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple
     Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not read back the same.
     """
 
-def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int, structures: Sequence[Standard]) -> ReferenceList:
+def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int, structures: Sequence[Standard], threads: int) -> ReferenceList:
     """
-    Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), each with the data bounds of the structured standards `structures`.
+    Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), each with the data bounds of the structured standards `structures`; contiguous blocks on up to `threads` threads (0: EXACTREF_NUM_THREADS, OMP_NUM_THREADS, every core).
+    """
+
+def sum_contiguous(x: object, threads: int) -> object:
+    """
+    Internal: the exact reference of a whole C-contiguous native float64/32/16 array read in place, or None for any other input (er.sum's fast path).
     """
 
 def host_view(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, what: str) -> tuple[object, str]: ...
 
-def dot(x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, initial: Annotated[NDArray, dict(writable=False)] | None, structures: Sequence[Standard]) -> ReferenceList: ...
+def dot(x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, initial: Annotated[NDArray, dict(writable=False)] | None, structures: Sequence[Standard], threads: int) -> ReferenceList: ...
 
-def matmul(batch: Sequence[tuple[Annotated[NDArray, dict(writable=False)], Annotated[NDArray, dict(writable=False)], Annotated[NDArray, dict(writable=False)] | None]], as_dtype: str | None, method: str) -> ReferenceList: ...
+def matmul(batch: Sequence[tuple[Annotated[NDArray, dict(writable=False)], Annotated[NDArray, dict(writable=False)], Annotated[NDArray, dict(writable=False)] | None]], as_dtype: str | None, method: str, threads: int) -> ReferenceList: ...
 
 def tree_reduce(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, op: str, shape: str, acc: str | None, mask: Annotated[NDArray[numpy.bool_], dict(shape=(None,), order='C', device='cpu', writable=False)] | None) -> tuple[int, str]: ...
 

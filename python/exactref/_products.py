@@ -13,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _core
-from ._arrays import host_array
+from ._arrays import as_threads, host_array
 from ._reference import Reference
 from ._standards import structures as _structures
 
@@ -30,7 +30,7 @@ def _same_dtype(what: str, names: dict) -> str:
     return kinds.pop()
 
 
-def dot(x: Any, y: Any, *, initial: Any = None, structure: Any = None) -> Reference:
+def dot(x: Any, y: Any, *, initial: Any = None, structure: Any = None, threads: Any = None) -> Reference:
     """The exact reference of the dot product Σ_i x_i·y_i (0-d Reference); for matrices, of x @ y (as er.matmul).
 
     x, y: vectors of the same length n and the same dtype (float16/float32/float64/bfloat16; numpy, DLPack in host
@@ -42,6 +42,11 @@ def dot(x: Any, y: Any, *, initial: Any = None, structure: Any = None) -> Refere
     structure: structured standards whose bounds the reference holds, as in er.sum ("levels:fold/8,any+fma" for a
         split-K dot of 8 chunks with FMA): computed over the products x_i·y_i in order, each product's own rounding
         at the leaves. Vectors only, and not with initial= (ValueError).
+
+    threads: None (default) or 0: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core (read at each call);
+        or a positive int. Vectors of at least 2 x 32768 pairs are cut into contiguous chunks, one exact
+        accumulator per thread, merged exactly: the same bits for every count; shorter ones run on one thread.
+        Matrices: as er.matmul. A variable set to anything but a positive integer is a ValueError naming it.
 
     Exact for every input: products and sums are never rounded; independent of the rounding mode and FTZ/DAZ.
     Special values: NaN operands or Inf·0 give a NaN term; Inf·finite a signed Inf term (see Reference.covers).
@@ -67,7 +72,7 @@ def dot(x: Any, y: Any, *, initial: Any = None, structure: Any = None) -> Refere
             raise ValueError(f"dot: x has shape {a.shape} and y {b.shape}: structure= applies to the dot product of "
                              f"two vectors; check a matrix product's elements with er.dot(a[i], b[:, j], "
                              f"structure=...)")
-        return _matmul(x, y, initial, "automatic", "dot", ("x", "y", "initial"))
+        return _matmul(x, y, initial, "automatic", "dot", ("x", "y", "initial"), threads)
     name = _same_dtype("dot", {"x": na, "y": nb})
     init = None
     if initial is not None:
@@ -78,11 +83,11 @@ def dot(x: Any, y: Any, *, initial: Any = None, structure: Any = None) -> Refere
         init = init.reshape(())
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"dot: x has {a.shape[0]} elements and y {b.shape[0]}: pass two vectors of the same length")
-    refs = _core.dot(a, b, _as_dtype(name), init, models)
+    refs = _core.dot(a, b, _as_dtype(name), init, models, as_threads(threads))
     return Reference(refs, np.zeros((), dtype=np.int64))
 
 
-def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic") -> Reference:
+def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic", threads: Any = None) -> Reference:
     """The exact reference of the matrix product a @ b (or c + a @ b): one dot-product reference per element.
 
     a: (..., m, K), b: (..., K, n), same dtype (float16/float32/float64/bfloat16), any strides (read in place; a
@@ -93,6 +98,8 @@ def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic") -> Refer
         one more term of element (i, j).
     method: "automatic", "sliced" (the Ozaki scheme: exact binary64 GEMMs on error-free slices) or "per_element"
         (one superaccumulator dot per element). The values never depend on it, only the time.
+    threads: None (default) or 0: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core (read at each call);
+        or a positive int: the workers of the slice GEMMs and the per-element work. The values never depend on it.
 
     Memory: the product is kept compact (gemm.h, about 16 bytes per slice pair per element plus copies of the
     operands); an element's full reference is built when it is asked for.
@@ -103,12 +110,13 @@ def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic") -> Refer
     >>> r.covers(a @ b, standard="any_order", fma=True).all()
     True
     """
-    return _matmul(a, b, c, method, "matmul", ("a", "b", "c"))
+    return _matmul(a, b, c, method, "matmul", ("a", "b", "c"), threads)
 
 
-def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple) -> Reference:
+def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple, threads: Any = None) -> Reference:
     """matmul's work; `op` ("matmul" or "dot") and `names` (the caller's names of a, b, c) go into messages."""
     na_, nb_, nc_ = names
+    workers = as_threads(threads)
     if not isinstance(method, str):
         raise TypeError(f"method={method!r}: expected 'automatic', 'sliced' or 'per_element'")
     x, na = host_array(a, na_)
@@ -151,7 +159,7 @@ def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple) -> Refer
     operands = []
     for pos in np.ndindex(*batch):
         operands.append((x[pos], y[pos], None if z is None else z[pos]))
-    refs = _core.matmul(operands, _as_dtype(name), method)
+    refs = _core.matmul(operands, _as_dtype(name), method, workers)
     index = np.arange(int(np.prod(full, dtype=np.int64)), dtype=np.int64).reshape(full)
     for axis in sorted(drop):
         index = index.squeeze(axis=axis)

@@ -23,6 +23,10 @@ from ._arrays import dtype_name, host_array, numpy_dtype
 from ._standards import standard as make_standard
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+# Reference.nearest of one value: numpy's scalar of the format from the binary64 number equal to the rounded value
+# (the conversion is exact: the value is representable). bfloat16 (ml_dtypes) takes the general path.
+_SCALAR_TYPES = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
+_CANONICAL = frozenset(("float64", "float32", "float16", "bfloat16"))
 
 
 def _fraction(parts: Tuple[str, bool, bytes, int], specials: bool = True) -> Union[Fraction, float]:
@@ -168,7 +172,10 @@ class Reference:
         >>> er.sum(np.array([0.1, 0.2])).nearest()
         np.float64(0.30000000000000004)
         """
-        name = self.dtype if dtype is None else dtype_name(dtype)
+        name = (self._refs.term_dtype if dtype is None
+                else dtype if isinstance(dtype, str) and dtype in _CANONICAL else dtype_name(dtype))
+        if self._index.ndim == 0 and name in _SCALAR_TYPES:  # one value: no index or bits arrays (exact: see C++)
+            return _SCALAR_TYPES[name](self._refs.nearest_value(int(self._index), name, rounding))
         target = numpy_dtype(name)
         bits = self._refs.nearest_bits(self._flat(), name, rounding)
         return self._shaped(bits.astype(_UINT[target.itemsize]).view(target))

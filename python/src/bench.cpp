@@ -45,9 +45,31 @@ std::vector<std::tuple<double, double>> time_sum(const contiguous_f64& x, int re
     return out;
 }
 
+// (wall, thread CPU) seconds per call of exactref::sum(x, {threads}), averaged over `repeats` calls timed as one
+// loop: for short inputs, where the clock reads of time_sum (a system call for the thread CPU clock) would be a
+// visible part of each call.
+std::tuple<double, double> time_sum_loop(const contiguous_f64& x, int repeats, unsigned threads) {
+    const std::span<const double> xs(x.data(), x.shape(0));
+    const sum_options options{threads};
+    nb::gil_scoped_release release;
+    std::uint64_t sink = 0;
+    const auto wall0 = std::chrono::steady_clock::now();
+    const double cpu0 = thread_cpu_seconds();
+    for (int i = 0; i < repeats; ++i) sink += exactref::sum(xs, options).count;
+    const double cpu1 = thread_cpu_seconds();
+    const auto wall1 = std::chrono::steady_clock::now();
+    volatile std::uint64_t keep = sink;
+    (void)keep;
+    const double n = repeats > 0 ? repeats : 1;
+    return {std::chrono::duration<double>(wall1 - wall0).count() / n, (cpu1 - cpu0) / n};
+}
+
 }  // namespace
 
 void bind_bench(nb::module_& m) {
+    m.def("_time_sum_loop", &time_sum_loop, nb::arg("x"), nb::arg("repeats"), nb::arg("threads") = 1,
+          "Internal (bench/bench_python.py): (wall, thread CPU) seconds per call of exactref::sum(x, {threads}) on a "
+          "contiguous float64 array, averaged over `repeats` calls timed as one loop.");
     m.def("_time_sum", &time_sum, nb::arg("x"), nb::arg("repeats"),
           "Internal (bench/bench_python.py): (wall, thread CPU) seconds of exactref::sum on a contiguous float64 "
           "array, per repeat, measured in C++.");

@@ -19,6 +19,7 @@
 #include "exactref/dot.h"
 #include "exactref/gemm.h"
 #include "exactref/standard.h"
+#include "exactref/threads.h"
 #include "references.h"
 
 namespace exactref::python {
@@ -41,7 +42,9 @@ std::vector<T> copy_strided(const T* p, std::int64_t stride, std::size_t n) {
 }
 
 reference_list dot_py(const any_array& x, const any_array& y, const std::optional<std::string>& as_dtype,
-                      const std::optional<any_array>& initial, const std::vector<standard>& structures) {
+                      const std::optional<any_array>& initial, const std::vector<standard>& structures,
+                      unsigned threads) {
+    const dot_options options{detail::resolve_threads(threads)};  // ValueError for a bad variable
     const host_view vx = view_of(x, as_dtype, "x");
     const host_view vy = view_of(y, as_dtype, "y");
     same_format(vx, vy, "dot", "x", "y");
@@ -73,7 +76,7 @@ reference_list dot_py(const any_array& x, const any_array& y, const std::optiona
         const T* px = reinterpret_cast<const T*>(vx.data);
         const T* py = reinterpret_cast<const T*>(vy.data);
         const std::size_t n = static_cast<std::size_t>(vx.shape[0]);
-        out.items.push_back(dot_strided<T>(px, vx.strides[0], py, vy.strides[0], n, init));
+        out.items.push_back(dot_strided<T>(px, vx.strides[0], py, vy.strides[0], n, init, options));
         if (structures.empty()) return;
         std::vector<T> cx, cy;
         if (n > 0 && vx.strides[0] != 1) px = (cx = copy_strided(px, vx.strides[0], n)).data();
@@ -95,8 +98,9 @@ using operands = std::tuple<any_array, any_array, std::optional<any_array>>;
 
 // One exact product per batch element; every product has the same shape (the Python layer broadcasts the batch).
 reference_list matmul_py(const std::vector<operands>& batch, const std::optional<std::string>& as_dtype,
-                         const std::string& method) {
+                         const std::string& method, unsigned threads) {
     matmul_options options;
+    options.threads = detail::resolve_threads(threads);
     if (method == "automatic") options.method = matmul_method::automatic;
     else if (method == "sliced") options.method = matmul_method::sliced;
     else if (method == "per_element") options.method = matmul_method::per_element;
@@ -142,8 +146,9 @@ reference_list matmul_py(const std::vector<operands>& batch, const std::optional
 
 void bind_products(nb::module_& m) {
     m.def("dot", &dot_py, nb::arg("x"), nb::arg("y"), nb::arg("as_dtype").none(), nb::arg("initial").none(),
-          nb::arg("structures"));
-    m.def("matmul", &matmul_py, nb::arg("batch"), nb::arg("as_dtype").none(), nb::arg("method"));
+          nb::arg("structures"), nb::arg("threads"));
+    m.def("matmul", &matmul_py, nb::arg("batch"), nb::arg("as_dtype").none(), nb::arg("method"),
+          nb::arg("threads"));
 }
 
 }  // namespace exactref::python

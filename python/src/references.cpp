@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "exactref/covers.h"
 #include "exactref/io.h"
 #include "exactref/standard.h"
+#include "exactref/threads.h"
 #include "exactref/ulp.h"
 
 namespace exactref::python {
@@ -44,11 +46,20 @@ constexpr std::size_t gather_size = 8192;
 
 // ---- sums over trailing axes ----------------------------------------------------------------------------------------
 
+// Adds xs to r in one pass (s, S and max|x_i| at once: detail::add_sum_abs_largest), on `threads` threads (already
+// resolved) when xs is long enough for several chunks (exactref::sum with sum_options, merged exactly).
 template <class T>
-void add_span(reference& r, std::span<const T> xs) {
-    r.sum.add(xs);
-    r.abs_sum.add_abs(xs);
-    r.largest = std::max(r.largest, largest_magnitude(xs));  // reference.h: max |x_i| over the finite terms
+void add_span(reference& r, std::span<const T> xs, unsigned threads) {
+    if (detail::chunk_count(xs.size(), threads) > 1) {
+        const reference part = sum(xs, sum_options{threads});
+        r.sum.merge(part.sum);
+        r.abs_sum.merge(part.abs_sum);
+        r.largest = std::max(r.largest, part.largest);
+        return;
+    }
+    std::uint64_t largest = 0;
+    detail::add_sum_abs_largest(xs, r.sum, r.abs_sum, largest);
+    r.largest = std::max(r.largest, to_double_exact(format_traits<T>::info, largest));  // max |x_i|, finite terms
 }
 
 // The k-dimensional block at `base` as one C-order buffer (for structured_bound, which reads one span).
@@ -106,14 +117,14 @@ void add_structures(reference& r, const T* base, const std::int64_t* shape, cons
 // Adds the k-dimensional block at `base` (shape, strides in elements) to r.
 template <class T>
 void add_block(reference& r, const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k,
-               std::vector<T>& buffer) {
+               std::vector<T>& buffer, unsigned threads) {
     std::size_t count = 1;
     for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
     r.count += count;
     if (count == 0) return;
     // C-contiguous (axes of length 1 may have any stride): one span, the fast path, no copy.
     if (is_c_contiguous(shape, strides, k)) {
-        add_span(r, std::span<const T>(base, count));
+        add_span(r, std::span<const T>(base, count), threads);
         return;
     }
     const bool rows = strides[k - 1] == 1;   // innermost axis contiguous: add row spans in place
@@ -124,11 +135,11 @@ void add_block(reference& r, const T* base, const std::int64_t* shape, const std
     buffer.clear();
     for (;;) {
         if (rows) {
-            add_span(r, std::span<const T>(base + offset, row_length));
+            add_span(r, std::span<const T>(base + offset, row_length), threads);
         } else {
             buffer.push_back(base[offset]);
             if (buffer.size() == gather_size) {
-                add_span(r, std::span<const T>(buffer));
+                add_span(r, std::span<const T>(buffer), 1);
                 buffer.clear();
             }
         }
@@ -145,12 +156,12 @@ void add_block(reference& r, const T* base, const std::int64_t* shape, const std
         }
         if (d == 0) break;
     }
-    if (!buffer.empty()) add_span(r, std::span<const T>(buffer));
+    if (!buffer.empty()) add_span(r, std::span<const T>(buffer), 1);
 }
 
 template <class T>
 void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vector<standard>& structures,
-                        reference_list& out) {
+                        unsigned threads, reference_list& out) {
     const std::size_t ndim = v.shape.size();
     const std::size_t keep = ndim - reduce;
     std::size_t outputs = 1;
@@ -166,7 +177,8 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
     std::vector<std::int64_t> idx(keep, 0);
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < outputs; ++i) {
-        add_block<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer);
+        add_block<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer,
+                     threads);
         add_structures<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce,
                           structures);
         for (std::size_t d = keep; d-- > 0;) {
@@ -181,7 +193,8 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
 }
 
 reference_list sum_trailing(const any_array& a, const std::optional<std::string>& as_dtype, std::size_t reduce,
-                            const std::vector<standard>& structures) {
+                            const std::vector<standard>& structures, unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);  // std::invalid_argument (ValueError) for a bad variable
     const host_view v = view_of(a, as_dtype, "x");
     if (reduce > v.shape.size())
         throw nb::value_error(("sum: cannot reduce " + std::to_string(reduce) + " axes of a " +
@@ -190,8 +203,51 @@ reference_list sum_trailing(const any_array& a, const std::optional<std::string>
     reference_list out;
     out.term_format = v.type;
     nb::gil_scoped_release release;
-    with_storage(v.type, [&](auto tag) { sum_trailing_typed<decltype(tag)>(v, reduce, structures, out); });
+    with_storage(v.type, [&](auto tag) { sum_trailing_typed<decltype(tag)>(v, reduce, structures, workers, out); });
     return out;
+}
+
+// The fast path of er.sum(x) for a C-contiguous, native, aligned float64/32/16 numpy array summed whole: the buffer
+// protocol (no DLPack capsule, no view object), one exactref::sum over the memory in place (no copy), the GIL released
+// only when the work outweighs its cost. None when x is anything else; the general path (sum_trailing) then decides.
+constexpr std::size_t release_gil_terms = 1u << 14;
+
+nb::object sum_contiguous(nb::handle x, unsigned threads) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(x.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+        PyErr_Clear();
+        return nb::none();
+    }
+    struct release_buffer {
+        Py_buffer* v;
+        ~release_buffer() { PyBuffer_Release(v); }
+    } guard{&view};
+    const std::string_view format = view.format != nullptr ? view.format : "";
+    std::optional<dtype> type;
+    if (format == "d" && view.itemsize == 8) type = dtype::float64;
+    else if (format == "f" && view.itemsize == 4) type = dtype::float32;
+    else if (format == "e" && view.itemsize == 2) type = dtype::float16;
+    if (!type || !PyBuffer_IsContiguous(&view, 'C') ||
+        reinterpret_cast<std::uintptr_t>(view.buf) % static_cast<std::uintptr_t>(view.itemsize) != 0)
+        return nb::none();
+    const auto n = static_cast<std::size_t>(view.len / view.itemsize);
+    const unsigned workers = detail::resolve_threads(threads);
+    reference_list out;
+    out.term_format = *type;
+    out.items.reserve(1);
+    auto run = [&] {
+        with_storage(*type, [&](auto tag) {
+            using T = decltype(tag);
+            out.items.push_back(sum(std::span<const T>(static_cast<const T*>(view.buf), n), sum_options{workers}));
+        });
+    };
+    if (n >= release_gil_terms) {
+        nb::gil_scoped_release release;
+        run();
+    } else {
+        run();
+    }
+    return nb::cast(std::move(out));
 }
 
 // ---- per-element queries ----------------------------------------------------------------------------------------------
@@ -493,6 +549,17 @@ void bind_references(nb::module_& m) {
                  reference scratch;
                  return l.get(i, scratch).exact();
              }, nb::arg("i"))
+        .def("nearest_value",
+             [](const reference_list& l, std::int64_t i, const std::string& type, const std::string& mode) {
+                 // s rounded to `type`, as the binary64 number equal to it (exact: every value of the four formats
+                 // is one), for the 0-d fast path of Reference.nearest.
+                 const format_info& f = info(parse_dtype(type));
+                 const rounding rm = parse_rounding(mode);
+                 if (l.products.empty() && i >= 0 && static_cast<std::size_t>(i) < l.items.size())
+                     return to_double_exact(f, l.items[static_cast<std::size_t>(i)].sum.round_bits(f, rm));
+                 reference scratch;  // a matrix product's element, built on demand (or the index error)
+                 return to_double_exact(f, l.get(i, scratch).sum.round_bits(f, rm));
+             }, nb::arg("i"), nb::arg("dtype"), nb::arg("rounding"))
         .def("nearest_bits",
              [](const reference_list& l, const index_array& index, const std::string& type, const std::string& mode) {
                  const format_info& f = info(parse_dtype(type));
@@ -564,8 +631,13 @@ void bind_references(nb::module_& m) {
           "read back the same.");
 
     m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"), nb::arg("structures"),
+          nb::arg("threads"),
           "Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), "
-          "each with the data bounds of the structured standards `structures`.");
+          "each with the data bounds of the structured standards `structures`; contiguous blocks on up to `threads` "
+          "threads (0: EXACTREF_NUM_THREADS, OMP_NUM_THREADS, every core).");
+    m.def("sum_contiguous", &sum_contiguous, nb::arg("x"), nb::arg("threads"),
+          "Internal: the exact reference of a whole C-contiguous native float64/32/16 array read in place, or None "
+          "for any other input (er.sum's fast path).");
 
     m.def("host_view",
           [](const any_array& a, const std::optional<std::string>& as_dtype, const std::string& what) {
