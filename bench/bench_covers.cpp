@@ -4,7 +4,7 @@
 //   matmul/<T>/<standard>/<m>      covers(C, refs, model): C = A·B computed in T by a plain loop (m x m, K = 256),
 //                                  refs = exactref::matmul(A, B) (one dot reference per element)
 //   rows/<T>/<standard>/<m>        covers(r, refs, model): m row sums of 32 terms, references built with the
-//                                  structure (exactref::sum(row, {levels:fold/4,any})), results left folds
+//                                  structure (exactref::sum(row, {levels:fold/4,any})), results 4 folded chunks of 8 added
 //   runs/<T>/<standard>/<m>        covers(runs, ref, model): m results of one sum of 4096 terms (one reference)
 // Standards: 0 = any_order, 1 = split_k:8, 2 = levels:fold/4,any (structured), 3 = directed:any_order.
 // Inputs: fixed-seed N(0, 1) values (mt19937_64, seed 20261201 + m). items_per_second is elements judged per second;
@@ -72,9 +72,14 @@ void rows(benchmark::State& state) {
     for (std::size_t i = 0; i < m; ++i) {
         const std::span<const T> row(xs.data() + i * cols, cols);
         refs.elements.push_back(exactref::sum(row, structure));
-        T acc = 0;
-        for (T x : row) acc += x;
-        r[i] = acc;
+        // As the structure says: 4 chunks of 8 folded, the chunk results added in order.
+        T total = 0;
+        for (std::size_t c = 0; c < 4; ++c) {
+            T acc = 0;
+            for (std::size_t l = 0; l < 8; ++l) acc += row[c * 8 + l];
+            total += acc;
+        }
+        r[i] = total;
     }
     for (auto _ : state) {
         exactref::array_verdict v = exactref::covers(std::span<const T>(r), refs, model);
