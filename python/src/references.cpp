@@ -30,6 +30,7 @@
 
 #include "arrays.h"
 #include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"
 #include "exactref/io.h"
 #include "exactref/standard.h"
 #include "exactref/ulp.h"
@@ -169,6 +170,7 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
         add_block<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer);
         add_structures<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce,
                           structures);
+        out.items[i].cache_enclosures();  // for covers() over arrays (reference.h)
         for (std::size_t d = keep; d-- > 0;) {
             if (++idx[d] < v.shape[d]) {
                 offset += v.strides[d];
@@ -269,7 +271,33 @@ nb::object covers_detail(const reference_list& refs, const index_array& index, c
     const std::size_t n = index.shape(0);
     for (std::size_t i = 0; i < n; ++i) check_index(refs, index(i));
     std::vector<std::uint8_t> covered(n);
-    std::vector<double> ratio(with_numbers ? n : 0), error(with_numbers ? n : 0), ulps(with_numbers ? n : 0);
+    if (!with_numbers) {
+        // covers(): the array engine (binary64 filter, exact path where it cannot decide), GIL released, in
+        // batches so that matrix-product elements are built into a bounded scratch (references.h).
+        nb::gil_scoped_release release;
+        constexpr std::size_t batch = 4096;
+        std::vector<std::uint64_t> bits;
+        std::vector<const reference*> owners;
+        std::vector<reference> scratch(refs.products.empty() ? 0 : std::min(batch, n));
+        for (std::size_t start = 0; start < n; start += batch) {
+            const std::size_t len = std::min(batch, n - start);
+            bits.resize(len);
+            owners.resize(len);
+            for (std::size_t k = 0; k < len; ++k) {
+                bits[k] = bits_at(r.view, start + k);
+                if (refs.products.empty()) {
+                    owners[k] = &refs.items[static_cast<std::size_t>(index(start + k))];
+                } else {
+                    const std::int64_t at = index(start + k);
+                    const bool repeated = k > 0 && index(start + k - 1) == at;  // a stack of runs, or broadcasting
+                    owners[k] = repeated ? owners[k - 1] : &refs.get(at, scratch[k]);
+                }
+            }
+            detail::covers_flags(*r.format, bits, owners, model, std::span<std::uint8_t>(covered.data() + start, len));
+        }
+        return numpy_from(std::move(covered));
+    }
+    std::vector<double> ratio(n), error(n), ulps(n);
     {
         nb::gil_scoped_release release;
         reference scratch;
@@ -451,6 +479,7 @@ reference_list references_from_states(const std::string& term_dtype, bool is_dot
             r.largest = *largest;
         }
         for (const structure_tuple& st : std::get<9>(t)) r.structures.push_back(structure_from(st, r));
+        r.cache_enclosures();
         out.items.push_back(std::move(r));
     }
     return out;
