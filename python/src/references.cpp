@@ -274,27 +274,29 @@ nb::object covers_detail(const reference_list& refs, const index_array& index, c
     if (!with_numbers) {
         // covers(): the array engine (binary64 filter, exact path where it cannot decide), GIL released, in
         // batches so that matrix-product elements are built into a bounded scratch (references.h).
-        nb::gil_scoped_release release;
-        constexpr std::size_t batch = 4096;
-        std::vector<std::uint64_t> bits;
-        std::vector<const reference*> owners;
-        std::vector<reference> scratch(refs.products.empty() ? 0 : std::min(batch, n));
-        for (std::size_t start = 0; start < n; start += batch) {
-            const std::size_t len = std::min(batch, n - start);
-            bits.resize(len);
-            owners.resize(len);
-            for (std::size_t k = 0; k < len; ++k) {
-                bits[k] = bits_at(r.view, start + k);
-                if (refs.products.empty()) {
-                    owners[k] = &refs.items[static_cast<std::size_t>(index(start + k))];
-                } else {
-                    const std::int64_t at = index(start + k);
-                    const bool repeated = k > 0 && index(start + k - 1) == at;  // a stack of runs, or broadcasting
-                    owners[k] = repeated ? owners[k - 1] : &refs.get(at, scratch[k]);
+        {
+            nb::gil_scoped_release release;
+            constexpr std::size_t batch = 4096;
+            std::vector<std::uint64_t> bits;
+            std::vector<const reference*> owners;
+            std::vector<reference> scratch(refs.products.empty() ? 0 : std::min(batch, n));
+            for (std::size_t start = 0; start < n; start += batch) {
+                const std::size_t len = std::min(batch, n - start);
+                bits.resize(len);
+                owners.resize(len);
+                for (std::size_t k = 0; k < len; ++k) {
+                    bits[k] = bits_at(r.view, start + k);
+                    if (refs.products.empty()) {
+                        owners[k] = &refs.items[static_cast<std::size_t>(index(start + k))];
+                    } else {
+                        const std::int64_t at = index(start + k);
+                        const bool repeated = k > 0 && index(start + k - 1) == at;  // a stack of runs, or broadcasting
+                        owners[k] = repeated ? owners[k - 1] : &refs.get(at, scratch[k]);
+                    }
                 }
+                detail::covers_flags(*r.format, bits, owners, model, std::span<std::uint8_t>(covered.data() + start, len));
             }
-            detail::covers_flags(*r.format, bits, owners, model, std::span<std::uint8_t>(covered.data() + start, len));
-        }
+        }  // the GIL is back: numpy_from makes a Python object
         return numpy_from(std::move(covered));
     }
     std::vector<double> ratio(n), error(n), ulps(n);

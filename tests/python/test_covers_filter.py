@@ -13,7 +13,7 @@ def per_element(ref, results, standard):
     flat_refs = [ref[idx] for idx in np.ndindex(ref.shape)] if ref.shape else [ref]
     flat_res = results.reshape(-1)
     return np.array([bool(r.verdict(flat_res[i:i + 1].reshape(()), standard=standard).covered)
-                     for i, r in enumerate(flat_refs)])
+                     for i, r in enumerate(flat_refs)]).reshape(results.shape)
 
 
 def candidates(ref, dtype, rng):
