@@ -1,8 +1,9 @@
 // covers(): the exact decision |r - s| <= B and the special-value rules of shared/DESIGN.md §3.
 //
 // Everything that decides is a GMP rational (r, s, S, u, γ_k are dyadic or rational); to_double (integer
-// operations, multiprecision.h) only turns the decided numbers into doubles for display. Per reference the bound is prepared once (prepared_reference), so array forms
-// cost one subtraction and one comparison per element.
+// operations, multiprecision.h) only turns the decided numbers into doubles for display. Arrays of results go through
+// a binary64 filter first (covers_filter.h, docs/algorithms/covers-filter.md): it decides an element only when the
+// exact comparison must agree, and hands every other element to the exact decision below.
 #include <algorithm>
 #include <atomic>
 #include <bit>
