@@ -16,8 +16,11 @@ process's CPU time (time.process_time: every thread, so that threads=2 shows its
   dot      n = 10^7 float64 and float32 N(0,1): er.dot(x, y) against np.dot (run with OPENBLAS_NUM_THREADS=1 etc.:
            this script sets them before numpy loads, so np.dot is one BLAS thread).
 
-Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check]
+Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers]
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
+--covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
+a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
+terms under any_order and levels:fold/4,any (references built with that structure), and 2^18 runs of one sum.
 """
 
 from __future__ import annotations
@@ -106,13 +109,48 @@ def cpp_sum_inner(x, inner):
     return run
 
 
+def covers_cases(rounds):
+    """Reference.covers over arrays, interleaved: every case once per round; medians of elements per second."""
+    rng = np.random.default_rng(20261201)
+    cases = []
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal((512, 256)).astype(dtype)
+        b = rng.standard_normal((256, 512)).astype(dtype)
+        ref, c = er.matmul(a, b), (a @ b).astype(dtype)
+        for standard in ("any_order", "split_k:8"):
+            cases.append((f"matmul 512x512 {np.dtype(dtype).name} {standard}", ref, c, standard))
+    x = rng.standard_normal((1 << 18, 32)).astype(np.float32)
+    rows = er.sum(x, axis=1, structure="levels:fold/4,any")
+    folded = x.reshape(-1, 4, 8).sum(axis=2, dtype=np.float32).sum(axis=1, dtype=np.float32)
+    for standard in ("any_order", "levels:fold/4,any"):
+        cases.append((f"row sums 2^18 x 32 float32 {standard}", rows, folded, standard))
+    one = er.sum(x[0])
+    runs = np.full(1 << 18, np.float32(x[0].sum(dtype=np.float32)))
+    cases.append(("runs 2^18 of one sum float32 any_order", one, runs, "any_order"))
+    for _, ref, res, standard in cases:
+        ref.covers(res, standard=standard)  # warm up
+    times = {label: [] for label, *_ in cases}
+    for _ in range(rounds):
+        for label, ref, res, standard in cases:
+            wall, cpu = timed(lambda: ref.covers(res, standard=standard))
+            times[label].append((wall, cpu, res.size))
+    print(f"Reference.covers over arrays, {rounds} interleaved rounds, medians (elements judged per second)")
+    for label, ts in times.items():
+        wall, cpu, size = median([t[0] for t in ts]), median([t[1] for t in ts]), ts[0][2]
+        print(f"  {label:44s} wall {wall * 1e3:8.2f} ms  {size / wall / 1e6:7.2f} M/s   cpu {size / cpu / 1e6:7.2f} M/s")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--covers", action="store_true", help="time Reference.covers over arrays instead")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=20240602)
     ap.add_argument("--quick", action="store_true", help="n = 10^3 and 10^5 only")
     ap.add_argument("--check", action="store_true", help="exit 1 if er.sum > 1.5x the C++ sum at 10^7")
     args = ap.parse_args()
+    if args.covers:
+        covers_cases(args.rounds)
+        return 0
     rng = np.random.default_rng(args.seed)
     print(f"{args.rounds} interleaved rounds, medians; BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}; "
           f"xsum {'installed' if xsum else 'not installed (pip install xsum)'}; threads= "

@@ -144,6 +144,7 @@ void superaccumulator::add_at(std::uint64_t m, int pos, bool negative) noexcept 
     assert(k + 1 < chunk_count || d1 == 0);
     assert(k + 2 < chunk_count || d2 == 0);
     const std::int64_t sign = negative ? -1 : 1;
+    enclosure_cached_ = false;
     chunks_[k] += sign * d0;
     if (d1 != 0) chunks_[k + 1] += sign * d1;
     if (d2 != 0) chunks_[k + 2] += sign * d2;
@@ -229,6 +230,7 @@ void superaccumulator::merge(const superaccumulator& other) noexcept {
     superaccumulator o = other;
     o.normalize();
     for (int k = 0; k < chunk_count; ++k) chunks_[k] += o.chunks_[k];
+    enclosure_cached_ = false;
     count_pending(2);
     terms_ += o.terms_;
     pos_inf_ += o.pos_inf_;
@@ -240,6 +242,9 @@ void superaccumulator::merge(const superaccumulator& other) noexcept {
 
 void superaccumulator::negate() noexcept {
     for (auto& c : chunks_) c = -c;
+    const double lo = enclosure_lo_;
+    enclosure_lo_ = -enclosure_hi_;  // the enclosure of -v: exact negations, still valid when it was
+    enclosure_hi_ = -lo;
     std::swap(pos_inf_, neg_inf_);
     std::swap(non_negative_zero_seen_, non_positive_zero_seen_);
 }
@@ -253,26 +258,24 @@ int superaccumulator::sign() const noexcept {
     return 0;
 }
 
-std::uint64_t superaccumulator::round_bits(const format_info& f, rounding mode) const noexcept {
-    // Special values first (file comment of accumulator.h).
-    if (nan_seen_ || (pos_inf_ > 0 && neg_inf_ > 0)) return quiet_nan_bits(f);
-    if (pos_inf_ > 0) return inf_bits(f, false);
-    if (neg_inf_ > 0) return inf_bits(f, true);
-
-    superaccumulator c = *this;
-    c.normalize();
-    const magnitude_words mag = magnitude_of(c.chunks_);
-    int top = chunk_count - 1;
+namespace {
+// The finite part of a canonical chunk array as its 64 leading bits m at exponent e and a sticky bit for every bit
+// below them (Step R0 of round_bits); zero when the value is 0.
+struct leading_bits {
+    bool zero = true;
+    bool negative = false;
+    std::uint64_t m = 0;
+    int e = 0;
+    bool sticky = false;
+};
+leading_bits leading_bits_of(const std::array<std::int64_t, superaccumulator::chunk_count>& chunks) {
+    const magnitude_words mag = magnitude_of(chunks);
+    leading_bits out;
+    out.negative = mag.negative;
+    int top = superaccumulator::chunk_count - 1;
     while (top >= 0 && mag.words[top] == 0) --top;
-    if (top < 0) {
-        // Exact zero: IEEE 754-2019 §6.3.
-        // The empty sum is +0.0 in every mode (accumulator.h); under RD any other exact zero is -0.0 unless every
-        // term was +0.0.
-        const bool negative_zero =
-            mode == rounding::downward ? (terms_ > 0 && !all_positive_zero()) : all_negative_zero();
-        return std::uint64_t{negative_zero} << (f.storage_bits - 1);
-    }
-    // Step R0: the 64 most significant bits from the leading bit down, and a sticky bit for everything below.
+    if (top < 0) return out;
+    out.zero = false;
     const int leading_bit = top * 32 + 31 - std::countl_zero(mag.words[top]);  // bit index from lsb_exponent
     const int low_bit = std::max(0, leading_bit - 63);
     std::uint64_t m = 0;
@@ -292,7 +295,42 @@ std::uint64_t superaccumulator::round_bits(const format_info& f, rounding mode) 
         const std::uint64_t mask = bits_here == 32 ? low32 : ((std::uint64_t{1} << bits_here) - 1);
         sticky = (mag.words[w] & mask) != 0;
     }
-    return detail::encode(f, mag.negative, m, lsb_exponent + low_bit, sticky, mode);
+    out.m = m;
+    out.e = superaccumulator::lsb_exponent + low_bit;
+    out.sticky = sticky;
+    return out;
+}
+}  // namespace
+
+std::uint64_t superaccumulator::round_bits(const format_info& f, rounding mode) const noexcept {
+    // Special values first (file comment of accumulator.h).
+    if (nan_seen_ || (pos_inf_ > 0 && neg_inf_ > 0)) return quiet_nan_bits(f);
+    if (pos_inf_ > 0) return inf_bits(f, false);
+    if (neg_inf_ > 0) return inf_bits(f, true);
+
+    superaccumulator c = *this;
+    c.normalize();
+    const leading_bits l = leading_bits_of(c.chunks_);
+    if (l.zero) {
+        // Exact zero: IEEE 754-2019 §6.3.
+        // The empty sum is +0.0 in every mode (accumulator.h); under RD any other exact zero is -0.0 unless every
+        // term was +0.0.
+        const bool negative_zero =
+            mode == rounding::downward ? (terms_ > 0 && !all_positive_zero()) : all_negative_zero();
+        return std::uint64_t{negative_zero} << (f.storage_bits - 1);
+    }
+    return detail::encode(f, l.negative, l.m, l.e, l.sticky, mode);
+}
+
+superaccumulator::binary64_enclosure superaccumulator::compute_enclosure() const noexcept {
+    superaccumulator c = *this;
+    c.normalize();
+    const leading_bits l = leading_bits_of(c.chunks_);
+    if (l.zero) return {0.0, 0.0};
+    // encode() works on integers only: the bounds do not depend on the rounding mode or FTZ/DAZ.
+    const auto lo = detail::encode(binary64_info, l.negative, l.m, l.e, l.sticky, rounding::downward);
+    const auto hi = detail::encode(binary64_info, l.negative, l.m, l.e, l.sticky, rounding::upward);
+    return {std::bit_cast<double>(lo), std::bit_cast<double>(hi)};
 }
 
 dyadic superaccumulator::to_dyadic() const {

@@ -1,9 +1,11 @@
 // covers(): the exact decision |r - s| <= B and the special-value rules of shared/DESIGN.md §3.
 //
 // Everything that decides is a GMP rational (r, s, S, u, γ_k are dyadic or rational); to_double (integer
-// operations, multiprecision.h) only turns the decided numbers into doubles for display. Per reference the bound is prepared once (prepared_reference), so array forms
-// cost one subtraction and one comparison per element.
+// operations, multiprecision.h) only turns the decided numbers into doubles for display. Arrays of results go through
+// a binary64 filter first (covers_filter.h, docs/algorithms/covers-filter.md): it decides an element only when the
+// exact comparison must agree, and hands every other element to the exact decision below.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -12,11 +14,17 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 
 #include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"
+#include "exactref/detail/fp_environment.h"
 #include "exactref/detail/decimal.h"
 #include "exactref/io.h"
 #include "exactref/multiprecision.h"
+
+#include "covers_filter.h"
 
 namespace exactref {
 
@@ -96,12 +104,19 @@ struct prepared_reference {
     verdict_sensitivity sensitivity;
 };
 
-prepared_bound compute_bound(const reference& ref, const standard& m, const format_info& acc,
-                             const format_info& out, const mpq_class& s, const mpq_class& w) {
+// The part of B that depends on n, the formats and the dot-product fields only, not on the data: B = factor·W + extra
+// (without the structured data bound and mixed's final rounding).
+struct flat_bound {
+    std::optional<mpq_class> factor;  // nullopt: no finite flat bound (k·u >= 1)
+    mpq_class extra;                  // the products' underflow term (dots), else 0
+    bool products_may_underflow = false;
+};
+
+flat_bound compute_flat(const reference& ref, const standard& m, const format_info& acc) {
     const int u_shift = m.directed ? 1 : 0;  // Lange–Rump (2017): directed rounding doubles u
     const mpq_class u = pow2(acc.u_exponent() + u_shift);
     const std::uint64_t n = ref.count;
-    prepared_bound b;
+    flat_bound b;
 
     // Step B1: the relative factor of the accumulation (times W), per standard.
     std::optional<mpq_class> factor;
@@ -148,30 +163,52 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
         factor = depth_factor(depth);
     }
     b.products_may_underflow = dot && product_underflows;
+    if (underflow_term) {
+        // n·(1 + (n-1)u)·η: each of n products may lose up to η to underflow (Higham (3.5)).
+        extra = from_count(n) * (1 + (n == 0 ? mpq_class(0) : from_count(n - 1) * u)) * eta;
+    }
+    b.factor = std::move(factor);
+    b.extra = std::move(extra);
+    return b;
+}
+
+// The reference's data bound of the structured standard m; throws std::invalid_argument when the reference was not
+// built with it or over other terms.
+const structure_bound& checked_structure(const reference& ref, const standard& m) {
+    const std::uint64_t n = ref.count;
+    const bool dot = ref.is_dot;
+    const std::uint64_t products = n - (dot && ref.has_initial && n > 0 ? 1 : 0);
+    const structure_bound* sb = ref.find_structure(m);
+    if (sb == nullptr)
+        throw std::invalid_argument(
+            "standard '" + m.name() + "' is structured: its bound comes from the data, so the reference must be "
+            "built with it: exactref::sum(xs, {exactref::parse_standard(\"" + m.structure() + "\")}) or "
+            "exactref::dot(x, y, {...}) (Python: er.sum(x, structure=\"" + m.structure() + "\"))");
+    if (sb->leaves != products || (dot && ref.has_initial))
+        throw std::invalid_argument("standard '" + m.name() + "': the reference's structured bound was computed over " +
+                                    std::to_string(sb->leaves) + " terms, but the reference has " +
+                                    std::to_string(n) + (ref.has_initial ? " (with an initial C, which structured "
+                                    "standards do not take)" : "") + ": build the reference and its structure from "
+                                    "the same data");
+    return *sb;
+}
+
+prepared_bound compute_bound(const reference& ref, const standard& m, const format_info& acc,
+                             const format_info& out, const mpq_class& s, const mpq_class& w) {
+    const int u_shift = m.directed ? 1 : 0;
+    flat_bound flat = compute_flat(ref, m, acc);
+    const std::optional<mpq_class>& factor = flat.factor;
+    const mpq_class& extra = flat.extra;
+    prepared_bound b;
+    b.products_may_underflow = flat.products_may_underflow;
     std::optional<double> structured;  // the data bound of a structured standard, when finite
     if (m.structured) {
-        const structure_bound* sb = ref.find_structure(m);
-        if (sb == nullptr)
-            throw std::invalid_argument(
-                "standard '" + m.name() + "' is structured: its bound comes from the data, so the reference must be "
-                "built with it: exactref::sum(xs, {exactref::parse_standard(\"" + m.structure() + "\")}) or "
-                "exactref::dot(x, y, {...}) (Python: er.sum(x, structure=\"" + m.structure() + "\"))");
-        if (sb->leaves != products || (dot && ref.has_initial))
-            throw std::invalid_argument("standard '" + m.name() + "': the reference's structured bound was computed over " +
-                                        std::to_string(sb->leaves) + " terms, but the reference has " +
-                                        std::to_string(n) + (ref.has_initial ? " (with an initial C, which structured "
-                                        "standards do not take)" : "") + ": build the reference and its structure from "
-                                        "the same data");
-        const double e = sb->error_for(acc.id, m.directed);
+        const double e = checked_structure(ref, m).error_for(acc.id, m.directed);
         if (std::isfinite(e)) structured = e;
     }
     if (!factor && !structured) {
         b.finite = false;
         return b;
-    }
-    if (underflow_term) {
-        // n·(1 + (n-1)u)·η: each of n products may lose up to η to underflow (Higham (3.5)).
-        extra = from_count(n) * (1 + (n == 0 ? mpq_class(0) : from_count(n - 1) * u)) * eta;
     }
     mpq_class value;
     if (factor) value = *factor * w + extra;
@@ -494,6 +531,238 @@ std::string format_double(double x) {
     return os.str();
 }
 
+// ---- covers() over arrays: the binary64 filter first, the exact decision where it cannot decide ----------------
+//
+// Per reference the filter encloses s and B in binary64 (the accumulators' cached enclosures, the flat part of B
+// enclosed once per n and formats from its exact rational); per result it decides |r - s| <= B in a few binary64
+// operations when r is clearly inside or outside, and leaves the rest (r within a few ulps of s ± B, NaN, Inf,
+// -0.0, references with special terms or values beyond binary64, directed overflow) to evaluate(), the exact path.
+// covers_filter.h and docs/algorithms/covers-filter.md have the proof; the verdicts are those of the exact path.
+
+std::atomic<std::uint64_t> exact_path_elements{0};   // elements whose verdict the exact path decided
+std::atomic<std::uint64_t> exact_ratio_elements{0};  // candidates for the worst whose ratio it computed
+
+// What the flat part of B depends on besides the standard and the result format (compute_flat).
+struct filter_key {
+    std::uint64_t count = 0;
+    dtype term = dtype::float64;
+    bool is_dot = false, has_initial = false, product_may_underflow = false;
+    int min_product_exponent = 0;
+    bool operator==(const filter_key&) const = default;
+};
+filter_key key_of(const reference& r) {
+    return {r.count, r.term_format, r.is_dot, r.has_initial, r.product_may_underflow, r.min_product_exponent};
+}
+
+detail::nonnegative_interval enclose(const mpq_class& q) {
+    return {to_double(q, rounding::downward), to_double(q, rounding::upward)};
+}
+detail::nonnegative_interval point(double x) { return {x, x}; }
+
+// One reference's facts for the filter; usable = false sends all its results to the exact path.
+struct filter_reference {
+    bool usable = false;
+    detail::filter_bounds bounds;                  // rule::bound
+    std::uint64_t rn_bits = 0, rd_bits = 0, ru_bits = 0;  // exact, faithful
+};
+
+class array_filter {
+public:
+    array_filter(const standard& model, const format_info& result) : model_(model), result_(result) {
+        acc_ = model.is_mixed() ? &info(model.accumulate.value_or(result.id)) : &result;
+        if (model.structured) structure_ = model.structure();
+        const int u_shift = model.directed ? 1 : 0;
+        if (model.is_mixed()) {
+            u_out_ = enclose(pow2(result.u_exponent() + u_shift));
+            eta_out_ = enclose(pow2(result.emin - result.precision + u_shift));
+        }
+        auto threshold_of = [&](const format_info& f) {
+            return model.directed ? largest_finite(f) : overflow_threshold(f);
+        };
+        mpq_class threshold = threshold_of(result);
+        if (acc_ != &result) threshold = std::min(threshold, threshold_of(*acc_));
+        threshold_lo_ = to_double(threshold, rounding::downward);
+    }
+
+    // Throws exactly as prepare() for this reference (the first reference of each key runs prepare() itself).
+    void facts(const reference& ref, filter_reference& out) {
+        const filter_key key = key_of(ref);
+        if (!have_key_ || !(key == key_)) set_key(ref, key);
+        out.usable = false;
+        const superaccumulator& sum = ref.sum;
+        if (sum.has_nan() || sum.positive_inf_count() > 0 || sum.negative_inf_count() > 0) return;
+        if (model_.decides != rule::bound) {
+            out.rn_bits = sum.round_bits(result_, rounding::to_nearest_even);
+            if (model_.decides == rule::faithful) {
+                out.rd_bits = sum.round_bits(result_, rounding::downward);
+                out.ru_bits = sum.round_bits(result_, rounding::upward);
+            }
+            out.usable = true;
+            return;
+        }
+        const superaccumulator::binary64_enclosure s = sum.enclosure();
+        const superaccumulator::binary64_enclosure w = ref.abs_sum.enclosure();
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        if (!(std::isfinite(s.lo) && std::isfinite(s.hi) && std::isfinite(w.hi) && w.lo >= 0)) return;
+        double data = inf;  // the structured data bound (a double, exact)
+        if (model_.structured) {
+            const structure_bound* sb = nullptr;
+            for (const structure_bound& b : ref.structures)
+                if (b.structure == structure_) sb = &b;
+            const std::uint64_t products = ref.count - (ref.is_dot && ref.has_initial && ref.count > 0 ? 1 : 0);
+            if (sb == nullptr || sb->leaves != products || (ref.is_dot && ref.has_initial)) return;  // throws there
+            data = sb->error_for(acc_->id, model_.directed);
+        }
+        const bool unbounded = !has_factor_ && !std::isfinite(data);
+        detail::nonnegative_interval b{0, 0};
+        if (!unbounded) {
+            // Step F1: B_acc = min(factor·W + extra, data), then mixed's u_out·(|s| + B_acc) + η_out.
+            if (has_factor_) {
+                b = factor_ * detail::nonnegative_interval{w.lo, w.hi} + extra_;
+                if (std::isfinite(data)) b = min(b, point(data));
+            } else {
+                b = point(data);
+            }
+            if (model_.is_mixed()) {
+                const detail::nonnegative_interval abs_s =
+                    s.lo >= 0 ? detail::nonnegative_interval{s.lo, s.hi}
+                              : (s.hi <= 0 ? detail::nonnegative_interval{-s.hi, -s.lo}
+                                           : detail::nonnegative_interval{0, std::max(-s.lo, s.hi)});
+                b = b + u_out_ * (abs_s + b) + eta_out_;
+            }
+            // Directed rounding: a partial sum beyond max saturates (prepare()); only when that is impossible.
+            if (model_.directed) {
+                const detail::nonnegative_interval grow = point(1) + total_factor_;
+                const detail::nonnegative_interval positive =
+                    (detail::nonnegative_interval{w.lo, w.hi} + point(std::max(s.hi, 0.0))) * point(0.5);
+                const detail::nonnegative_interval negative =
+                    (detail::nonnegative_interval{w.lo, w.hi} + point(std::max(-s.lo, 0.0))) * point(0.5);
+                if (!((grow * positive).hi <= threshold_lo_ && (grow * negative).hi <= threshold_lo_)) return;
+            }
+            if (!std::isfinite(b.hi)) return;
+        }
+        out.bounds = detail::make_filter_bounds(s.lo, s.hi, b, unbounded);
+        out.usable = true;
+        return;
+    }
+
+private:
+    void set_key(const reference& ref, const filter_key& key) {
+        (void)prepare(ref, model_, result_);  // the errors prepare() throws for this n and these formats
+        key_ = key;
+        have_key_ = true;
+        if (model_.decides != rule::bound) return;
+        const flat_bound flat = compute_flat(ref, model_, *acc_);
+        has_factor_ = flat.factor.has_value();
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        factor_ = has_factor_ ? enclose(*flat.factor) : detail::nonnegative_interval{inf, inf};
+        extra_ = enclose(flat.extra);
+        // prepare()'s overflow growth factor: the flat factor (2^4096 without one), mixed's rounding on top.
+        total_factor_ = factor_;
+        if (model_.is_mixed()) total_factor_ = total_factor_ + u_out_ * (point(1) + total_factor_);
+    }
+
+    const standard& model_;
+    const format_info& result_;
+    const format_info* acc_ = nullptr;
+    std::string structure_;
+    bool have_key_ = false;
+    filter_key key_;
+    bool has_factor_ = false;
+    detail::nonnegative_interval factor_, extra_, total_factor_, u_out_, eta_out_;
+    double threshold_lo_ = 0;
+};
+
+template <class T>
+double result_value(T r) noexcept {
+    if constexpr (std::is_same_v<T, double>) return r;
+    else if constexpr (std::is_same_v<T, float>) return static_cast<double>(r);  // exact (no DAZ: the guard)
+    else return to_double_exact(format_traits<T>::info, format_traits<T>::to_bits(r));
+}
+
+// Every element's decision, and (with ratios) enclosures of the ratio evaluate() reports.
+struct array_decisions {
+    std::vector<std::uint8_t> covered;
+    std::vector<double> ratio_lo, ratio_hi;
+    std::uint64_t exact_path = 0;
+};
+
+// ref_at(i) gives the reference of element i; one_reference says it is the same object for every i.
+template <class T, class RefAt>
+array_decisions decide_array(std::span<const T> results, RefAt&& ref_at, bool one_reference, const standard& model,
+                             bool ratios) {
+    using tr = format_traits<T>;
+    const format_info& f = tr::info;
+    const std::size_t n = results.size();
+    array_decisions out;
+    out.covered.assign(n, 0);
+    if (ratios) {
+        out.ratio_lo.assign(n, 0);
+        out.ratio_hi.assign(n, 0);
+    }
+    const detail::default_fp_environment environment;
+    array_filter filter(model, f);
+    std::optional<prepared_reference> shared;  // the exact path's preparation of the one reference
+    filter_reference facts;
+    const reference* facts_of = nullptr;
+    using bits_t = typename tr::bits_type;
+    const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
+    const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
+                                               << (f.precision - 1));
+    constexpr std::size_t ahead = 16;  // references are ~2.3 KB apart: fetch the words facts() reads early
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!one_reference && i + ahead < n) {
+            const reference& next = ref_at(i + ahead);
+            const char* abs_sum = reinterpret_cast<const char*>(&next.abs_sum);
+            __builtin_prefetch(abs_sum - 64);  // the end of sum: its special state and enclosure
+            __builtin_prefetch(abs_sum - 1);
+            __builtin_prefetch(abs_sum + sizeof(superaccumulator) - 64);  // the end of abs_sum, then the fields
+            __builtin_prefetch(abs_sum + sizeof(superaccumulator));
+        }
+        const reference& ref = ref_at(i);
+        if (&ref != facts_of) {
+            filter.facts(ref, facts);
+            facts_of = &ref;
+        }
+        const bits_t bits = tr::to_bits(results[i]);
+        const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
+        bool decided = false;
+        if (facts.usable && magnitude < special) {  // finite results only
+            if (model.decides == rule::bound) {
+                if (bits != sign_bit) {  // -0.0 has its own rule
+                    const detail::filter_outcome o = detail::filter_element(result_value(results[i]), facts.bounds);
+                    if (o.verdict != detail::filter_verdict::undecided) {
+                        decided = true;
+                        out.covered[i] = o.verdict == detail::filter_verdict::covered;
+                        if (ratios) {
+                            out.ratio_lo[i] = o.ratio_lo;
+                            out.ratio_hi[i] = o.ratio_hi;
+                        }
+                    }
+                }
+            } else {
+                const bool hit = bits == facts.rn_bits ||
+                                 (model.decides == rule::faithful && (bits == facts.rd_bits || bits == facts.ru_bits));
+                if (hit || magnitude != 0) {  // a zero may be accepted for its sign (allow_negative_zero)
+                    decided = true;
+                    out.covered[i] = hit;
+                    if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = hit ? 0 : std::numeric_limits<double>::infinity();
+                }
+            }
+        }
+        if (decided) continue;
+        ++out.exact_path;
+        std::optional<prepared_reference> own;
+        if (one_reference && !shared) shared = prepare(ref, model, f);
+        if (!one_reference) own = prepare(ref, model, f);
+        const verdict v = evaluate(one_reference ? *shared : *own, tr::to_bits(results[i]), false);
+        out.covered[i] = v.covered;
+        if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = std::isnan(v.ratio) ? 0 : v.ratio;
+    }
+    exact_path_elements.fetch_add(out.exact_path, std::memory_order_relaxed);
+    return out;
+}
+
 template <class T>
 array_verdict covers_many(std::span<const T> results, const reference* single, const reference_array* many,
                           const standard& model) {
@@ -502,42 +771,103 @@ array_verdict covers_many(std::span<const T> results, const reference* single, c
         throw std::invalid_argument("covers: " + std::to_string(results.size()) + " results for " +
                                     std::to_string(many->elements.size()) +
                                     " references: pass one result per reference element (row-major)");
+    auto ref_at = [&](std::size_t i) -> const reference& { return single ? *single : many->elements[i]; };
     array_verdict out;
     out.size = results.size();
-    std::optional<prepared_reference> shared;
-    if (single) shared = prepare(*single, model, tr::info);
-    double worst_ratio = -1;
-    bool worst_violates = false;
+    if (results.empty()) {
+        if (single) (void)prepare(*single, model, tr::info);  // the errors of a standard that does not apply
+        out.worst.covered = true;
+        out.worst.standard = model.name();
+        return out;
+    }
+    const array_decisions d = decide_array(results, ref_at, single != nullptr, model, true);
     for (std::size_t i = 0; i < results.size(); ++i) {
-        std::optional<prepared_reference> own;
-        if (!single) own = prepare(many->elements[i], model, tr::info);
-        const prepared_reference& p = single ? *shared : *own;
-        const verdict v = evaluate(p, tr::to_bits(results[i]), false);
-        if (!v.covered) {
-            ++out.violations;
-            if (out.first_violations.size() < 8) out.first_violations.push_back(i);
+        if (d.covered[i]) continue;
+        ++out.violations;
+        if (out.first_violations.size() < 8) out.first_violations.push_back(i);
+    }
+    out.covered = out.violations == 0;
+    // The worst: any violation beats any covered element; then the largest ratio (as evaluate() rounds it), the first
+    // on ties. Only elements whose ratio enclosure reaches the largest lower end can be it; those not known exactly
+    // are evaluated exactly (once per distinct result for one reference).
+    const bool among_violations = out.violations > 0;
+    auto in_class = [&](std::size_t i) { return !among_violations || !d.covered[i]; };
+    double floor = -1;
+    for (std::size_t i = 0; i < results.size(); ++i)
+        if (in_class(i)) floor = std::max(floor, d.ratio_lo[i]);
+    std::unordered_map<std::uint64_t, double> by_bits;  // one reference: the exact ratio of a result seen before
+    std::optional<prepared_reference> shared;
+    double worst_ratio = -1;
+    std::uint64_t exact_ratios = 0;
+    bool have_last = false;  // one reference: the previous undecided candidate's result and ratio
+    std::uint64_t last_bits = 0;
+    double last_ratio = 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (!in_class(i) || d.ratio_hi[i] < floor) continue;
+        double ratio = d.ratio_lo[i];
+        if (d.ratio_lo[i] != d.ratio_hi[i]) {
+            const std::uint64_t bits = tr::to_bits(results[i]);
+            const auto seen = single && !(have_last && bits == last_bits) ? by_bits.find(bits) : by_bits.end();
+            if (single && have_last && bits == last_bits) {
+                ratio = last_ratio;
+            } else if (seen != by_bits.end()) {
+                ratio = seen->second;
+            } else {
+                ++exact_ratios;
+                std::optional<prepared_reference> own;
+                if (single && !shared) shared = prepare(*single, model, tr::info);
+                if (!single) own = prepare(ref_at(i), model, tr::info);
+                const verdict v = evaluate(single ? *shared : *own, bits, false);
+                ratio = std::isnan(v.ratio) ? 0 : v.ratio;
+                if (single) by_bits.emplace(bits, ratio);
+            }
+            have_last = true;
+            last_bits = bits;
+            last_ratio = ratio;
         }
-        const double ratio = std::isnan(v.ratio) ? 0 : v.ratio;
-        // The worst: any violation beats any covered element; then the largest ratio, the first on ties.
-        if ((!v.covered && !worst_violates) || ((!v.covered) == worst_violates && ratio > worst_ratio)) {
+        if (ratio > worst_ratio) {
             worst_ratio = ratio;
-            worst_violates = !v.covered;
             out.worst_index = i;
         }
     }
-    out.covered = out.violations == 0;
-    if (!results.empty()) {
-        const prepared_reference p =
-            prepare(single ? *single : many->elements[out.worst_index], model, tr::info);
-        out.worst = evaluate(p, tr::to_bits(results[out.worst_index]), true);
-    } else {
-        out.worst.covered = true;
-        out.worst.standard = model.name();
-    }
+    exact_ratio_elements.fetch_add(exact_ratios, std::memory_order_relaxed);
+    const prepared_reference p = prepare(ref_at(out.worst_index), model, tr::info);
+    out.worst = evaluate(p, tr::to_bits(results[out.worst_index]), true);
     return out;
 }
 
 }  // namespace
+
+namespace detail {
+
+void covers_flags(const format_info& format, std::span<const std::uint64_t> bits,
+                  std::span<const reference* const> refs, const standard& model, std::span<std::uint8_t> covered) {
+    if (bits.size() != refs.size() || bits.size() != covered.size())
+        throw std::invalid_argument("covers_flags: " + std::to_string(bits.size()) + " results, " +
+                                    std::to_string(refs.size()) + " references and " +
+                                    std::to_string(covered.size()) + " flags: pass one of each per element");
+    auto run = [&](auto tag) {
+        using T = decltype(tag);
+        using tr = format_traits<T>;
+        std::vector<T> values(bits.size());
+        for (std::size_t i = 0; i < bits.size(); ++i)
+            values[i] = tr::from_bits(static_cast<typename tr::bits_type>(bits[i]));
+        auto ref_at = [&](std::size_t i) -> const reference& { return *refs[i]; };
+        const array_decisions d = decide_array(std::span<const T>(values), ref_at, false, model, false);
+        std::copy(d.covered.begin(), d.covered.end(), covered.begin());
+    };
+    switch (format.id) {
+        case dtype::float64: return run(double{});
+        case dtype::float32: return run(float{});
+        case dtype::float16: return run(float16{});
+        case dtype::bfloat16: return run(bfloat16{});
+    }
+}
+
+std::uint64_t covers_exact_path_count() noexcept { return exact_path_elements.load(std::memory_order_relaxed); }
+std::uint64_t covers_exact_ratio_count() noexcept { return exact_ratio_elements.load(std::memory_order_relaxed); }
+
+}  // namespace detail
 
 verdict covers_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
                     const standard& model) {

@@ -620,6 +620,7 @@ reference dot_impl(const T* x, std::ptrdiff_t incx, const T* y, std::ptrdiff_t i
     if (initial) acc.add_term(bits_of(*initial));
     reference r;
     acc.finish(r);
+    r.cache_enclosures();
     return r;
 }
 

@@ -378,7 +378,10 @@ reference_array product_reference::to_array(unsigned threads) const {
     out.cols = st.n;
     out.elements.resize(st.m * st.n);
     detail::parallel_for(st.m * st.n, resolve_threads(threads), 256, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t e = begin; e < end; ++e) build_element(st, e / st.n, e % st.n, out.elements[e]);
+        for (std::size_t e = begin; e < end; ++e) {
+            build_element(st, e / st.n, e % st.n, out.elements[e]);
+            out.elements[e].cache_enclosures();
+        }
     });
     return out;
 }

@@ -64,6 +64,26 @@ public:
 
     superaccumulator() noexcept { chunks_.fill(0); }
 
+    /// lo <= finite part <= hi with lo = RD and hi = RU of it in binary64 (lo = hi when it is a binary64 value;
+    /// beyond binary64's range one end is ±max and the other ±Inf). Specials are ignored (as sign()). O(1) when
+    /// cache_enclosure() ran since the value last changed (every add, merge and negate clears the cache), else one
+    /// carry pass over a copy. The floating-point filter of covers() over arrays reads it (covers.h).
+    struct binary64_enclosure {
+        double lo = 0;
+        double hi = 0;
+    };
+    binary64_enclosure enclosure() const noexcept {
+        return enclosure_cached_ ? binary64_enclosure{enclosure_lo_, enclosure_hi_} : compute_enclosure();
+    }
+    /// Computes the enclosure and keeps it until the value changes (producers of references call it once).
+    void cache_enclosure() noexcept {
+        const binary64_enclosure e = compute_enclosure();
+        enclosure_lo_ = e.lo;
+        enclosure_hi_ = e.hi;
+        enclosure_cached_ = true;
+    }
+    bool enclosure_cached() const noexcept { return enclosure_cached_; }
+
     /// Adds one term exactly.
     template <floating_format T>
     void add(T x) noexcept {
@@ -159,6 +179,7 @@ public:
     void note_special(bool is_nan, bool negative) noexcept;
 
 private:
+    binary64_enclosure compute_enclosure() const noexcept;
     // Adds m * 2^(lsb_exponent + pos) with sign; pos >= 0. Touches chunks pos/32 .. pos/32 + 2.
     void add_at(std::uint64_t m, int pos, bool negative) noexcept;
     void count_pending(unsigned n) noexcept {
@@ -175,6 +196,11 @@ private:
     bool nan_seen_ = false;
     bool non_negative_zero_seen_ = false;
     bool non_positive_zero_seen_ = false;
+    // The binary64 enclosure of the finite part (enclosure()), valid while enclosure_cached_: every change of the
+    // chunks (add_at, merge, negate) clears it; the empty accumulator's value 0 is its own enclosure.
+    bool enclosure_cached_ = true;
+    double enclosure_lo_ = 0;
+    double enclosure_hi_ = 0;
 };
 
 /// Adds every element of xs to `sum` and its magnitude to `abs_sum` in one pass over the data: the exact Σ x_i and

@@ -66,6 +66,14 @@ struct reference {
     double largest = std::numeric_limits<double>::quiet_NaN();  // max |t_i| over the finite terms (sums; NaN when
                                                                 // not known: dots, GEMM)
 
+    /// Caches the binary64 enclosures of s and S (superaccumulator::cache_enclosure) that covers() over arrays
+    /// reads; every producer of references calls it last. A reference whose accumulators changed afterwards (or that
+    /// was never cached) is still judged exactly, only slower.
+    void cache_enclosures() noexcept {
+        sum.cache_enclosure();
+        abs_sum.cache_enclosure();
+    }
+
     /// The bound of `model`'s structure, or nullptr when the reference was not built with it.
     const structure_bound* find_structure(const standard& model) const noexcept;
 

@@ -209,6 +209,9 @@ class Reference:
         Returns a numpy bool array of r.shape, or of the stack's shape (0-d for a single result: use .all() or
         bool()).
 
+        Speed: a binary64 filter with proven margins decides almost every element in C++ (GIL released); the rest
+        goes to the exact comparison, so the verdicts are exact (docs/algorithms/covers-filter.md).
+
         Special values (DESIGN §3): a NaN term makes only NaN covered; +Inf terms only +Inf; both only NaN. With
         finite terms ±Inf is covered only when overflow is reachable, and -0.0 only when every term is -0.0.
         Raises ValueError for a result shape that does not fit r.shape (above), a standard that does not apply to the

@@ -31,6 +31,7 @@
 
 #include "arrays.h"
 #include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"
 #include "exactref/io.h"
 #include "exactref/standard.h"
 #include "exactref/threads.h"
@@ -181,6 +182,7 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
                      threads);
         add_structures<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce,
                           structures);
+        out.items[i].cache_enclosures();  // for covers() over arrays (reference.h)
         for (std::size_t d = keep; d-- > 0;) {
             if (++idx[d] < v.shape[d]) {
                 offset += v.strides[d];
@@ -309,8 +311,9 @@ results_view results_of(const any_array& results, const std::optional<std::strin
 }
 
 void check_index(const reference_list& refs, std::int64_t i) {
-    reference scratch;
-    if (i < 0 || static_cast<std::size_t>(i) >= refs.size()) refs.get(i, scratch);  // throws the index error
+    if (i >= 0 && static_cast<std::size_t>(i) < refs.size()) return;
+    reference scratch;   // only on the error path: a reference is ~2.3 KB to clear
+    refs.get(i, scratch);  // throws the index error
 }
 
 void check_lengths(const index_array& index, const results_view& r) {
@@ -325,7 +328,35 @@ nb::object covers_detail(const reference_list& refs, const index_array& index, c
     const std::size_t n = index.shape(0);
     for (std::size_t i = 0; i < n; ++i) check_index(refs, index(i));
     std::vector<std::uint8_t> covered(n);
-    std::vector<double> ratio(with_numbers ? n : 0), error(with_numbers ? n : 0), ulps(with_numbers ? n : 0);
+    if (!with_numbers) {
+        // covers(): the array engine (binary64 filter, exact path where it cannot decide), GIL released, in
+        // batches so that matrix-product elements are built into a bounded scratch (references.h).
+        {
+            nb::gil_scoped_release release;
+            constexpr std::size_t batch = 4096;
+            std::vector<std::uint64_t> bits;
+            std::vector<const reference*> owners;
+            std::vector<reference> scratch(refs.products.empty() ? 0 : std::min(batch, n));
+            for (std::size_t start = 0; start < n; start += batch) {
+                const std::size_t len = std::min(batch, n - start);
+                bits.resize(len);
+                owners.resize(len);
+                for (std::size_t k = 0; k < len; ++k) {
+                    bits[k] = bits_at(r.view, start + k);
+                    if (refs.products.empty()) {
+                        owners[k] = &refs.items[static_cast<std::size_t>(index(start + k))];
+                    } else {
+                        const std::int64_t at = index(start + k);
+                        const bool repeated = k > 0 && index(start + k - 1) == at;  // a stack of runs, or broadcasting
+                        owners[k] = repeated ? owners[k - 1] : &refs.get(at, scratch[k]);
+                    }
+                }
+                detail::covers_flags(*r.format, bits, owners, model, std::span<std::uint8_t>(covered.data() + start, len));
+            }
+        }  // the GIL is back: numpy_from makes a Python object
+        return numpy_from(std::move(covered));
+    }
+    std::vector<double> ratio(n), error(n), ulps(n);
     {
         nb::gil_scoped_release release;
         reference scratch;
@@ -507,6 +538,7 @@ reference_list references_from_states(const std::string& term_dtype, bool is_dot
             r.largest = *largest;
         }
         for (const structure_tuple& st : std::get<9>(t)) r.structures.push_back(structure_from(st, r));
+        r.cache_enclosures();
         out.items.push_back(std::move(r));
     }
     return out;
