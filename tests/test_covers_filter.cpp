@@ -79,7 +79,8 @@ std::vector<std::uint64_t> candidate_results(std::mt19937_64& rng, const referen
     out.push_back(round_double_to(f, -std::numeric_limits<double>::infinity(), rounding::to_nearest_even));
     out.push_back(round_double_to(f, std::numeric_limits<double>::quiet_NaN(), rounding::to_nearest_even));
     out.push_back(round_double_to(f, std::numeric_limits<double>::max(), rounding::toward_zero));  // ±max
-    for (int i = 0; i < 4; ++i) out.push_back(rng() & ((std::uint64_t{1} << f.storage_bits) - 1));
+    const std::uint64_t all = f.storage_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << f.storage_bits) - 1;
+    for (int i = 0; i < 4; ++i) out.push_back(rng() & all);
     return out;
 }
 
