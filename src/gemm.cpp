@@ -43,12 +43,6 @@ entry_parts split_entry(const format_info& f, std::uint64_t bits) noexcept {
     return e;
 }
 
-int slices_needed(const entry_parts& e, int top, int w) noexcept {
-    if (e.special || e.significand == 0) return 0;
-    const int lowest = e.exponent + std::countr_zero(e.significand);
-    return (top - lowest + w - 1) / w;
-}
-
 std::uint64_t far_significand(const entry_parts& e, int top, int w, int slices) noexcept {
     const int cut = top - slices * w;  // bits at positions below `cut` are far
     const int shift = cut - e.exponent;
@@ -241,27 +235,51 @@ void scan_rows(const format_info& f, const std::vector<std::uint64_t>& bits, std
     }
 }
 
-// Histogram of the slices each entry needs (index capped at `cap`).
-std::vector<std::size_t> slice_histogram(const format_info& f, const std::vector<std::uint64_t>& bits,
-                                         std::size_t rows, std::size_t k, const std::vector<int>& top, int w,
-                                         int cap) {
-    std::vector<std::size_t> hist(static_cast<std::size_t>(cap) + 1, 0);
+// Per entry of a row-major rows x k bit matrix: its row's grid top minus its lowest set bit (0 for zeros and Inf/NaN),
+// so that the entry needs ceil(span / w) slices of w bits for any w. One decoding pass; the planner
+// then tries every width and slice count on the spans.
+std::vector<std::uint16_t> entry_spans(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows,
+                                       std::size_t k, const std::vector<int>& top) {
+    std::vector<std::uint16_t> spans(rows * k);
     for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t l = 0; l < k; ++l) {
-            const int s = detail::slices_needed(detail::split_entry(f, bits[r * k + l]), top[r], w);
-            ++hist[static_cast<std::size_t>(std::min(s, cap))];
+            const detail::entry_parts e = detail::split_entry(f, bits[r * k + l]);
+            if (e.special || e.significand == 0) {
+                spans[r * k + l] = 0;
+                continue;
+            }
+            const int lowest = e.exponent + std::countr_zero(e.significand);
+            spans[r * k + l] = static_cast<std::uint16_t>(top[r] - lowest);  // <= emax - emin + p + 1 < 2^12
         }
+    return spans;
+}
+
+// How many entries have each span.
+std::vector<std::size_t> span_histogram(const std::vector<std::uint16_t>& spans) {
+    std::vector<std::size_t> hist(std::size_t{1} << 16, 0);
+    for (const std::uint16_t d : spans) ++hist[d];
+    std::size_t last = hist.size();
+    while (last > 1 && hist[last - 1] == 0) --last;
+    hist.resize(last);
     return hist;
 }
 
-detail::index_lists far_entries(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows,
-                                std::size_t k, const std::vector<int>& top, int w, int slices) {
+// Entries needing more than `slices` slices of w bits: the far entries (the per-element part of Step S5).
+std::size_t far_count(const std::vector<std::size_t>& span_hist, int w, int slices) {
+    std::size_t count = 0;
+    for (std::size_t d = static_cast<std::size_t>(w) * static_cast<std::size_t>(slices) + 1; d < span_hist.size(); ++d)
+        count += span_hist[d];
+    return count;
+}
+
+detail::index_lists far_entries(const std::vector<std::uint16_t>& spans, std::size_t rows, std::size_t k, int w,
+                                int slices) {
+    const auto limit = static_cast<std::size_t>(w) * static_cast<std::size_t>(slices);
     detail::index_lists out;
     out.offsets.assign(rows + 1, 0);
     for (std::size_t r = 0; r < rows; ++r) {
         for (std::size_t l = 0; l < k; ++l)
-            if (detail::slices_needed(detail::split_entry(f, bits[r * k + l]), top[r], w) > slices)
-                out.index.push_back(static_cast<std::uint32_t>(l));
+            if (spans[r * k + l] > limit) out.index.push_back(static_cast<std::uint32_t>(l));
         out.offsets[r + 1] = out.index.size();
     }
     return out;
@@ -422,11 +440,9 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     }
 
     // Step S2: slice width, counts and pairing.
-    auto far_count = [](const std::vector<std::size_t>& hist, int s) {
-        std::size_t count = 0;
-        for (std::size_t t = static_cast<std::size_t>(s) + 1; t < hist.size(); ++t) count += hist[t];
-        return count;
-    };
+    const std::vector<std::uint16_t> spans_a = entry_spans(f, st->a, m, k, st->row_top);
+    const std::vector<std::uint16_t> spans_b = entry_spans(f, st->bt, n, k, st->col_top);
+    const std::vector<std::size_t> hist_a = span_histogram(spans_a), hist_b = span_histogram(spans_b);
     double best = std::numeric_limits<double>::infinity();
     int best_a = 1, best_b = 1;
     bool best_paired = false;
@@ -435,15 +451,13 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     for (const bool paired : {false, true}) {
         if (paired && !options.pair_slices) continue;
         const int w = slice_width(k, paired);
-        const std::vector<std::size_t> hist_a = slice_histogram(f, st->a, m, k, st->row_top, w, max_slices + 1);
-        const std::vector<std::size_t> hist_b = slice_histogram(f, st->bt, n, k, st->col_top, w, max_slices + 1);
         for (int sa = 1; sa <= cap; ++sa) {
             for (int sb = 1; sb <= cap; ++sb) {
                 const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
                 const double cost = 2 * gemms * mnk * fma_ns +
                                     2 * gemms * static_cast<double>(m * n) * level_ns +
-                                    (static_cast<double>(far_count(hist_a, sa)) * static_cast<double>(n) +
-                                     static_cast<double>(far_count(hist_b, sb)) * static_cast<double>(m)) *
+                                    (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
+                                     static_cast<double>(far_count(hist_b, w, sb)) * static_cast<double>(m)) *
                                         far_product_ns;
                 if (cost < best) {
                     best = cost;
@@ -470,8 +484,8 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->plan.slices_b = best_b;
     st->plan.paired = st->karatsuba;
     st->plan.slice_gemms = detail::slice_gemm_count(best_a, best_b, st->karatsuba);
-    st->far_a = far_entries(f, st->a, m, k, st->row_top, w, best_a);
-    st->far_b = far_entries(f, st->bt, n, k, st->col_top, w, best_b);
+    st->far_a = far_entries(spans_a, m, k, w, best_a);
+    st->far_b = far_entries(spans_b, n, k, w, best_b);
     st->plan.far_a = st->far_a.total();
     st->plan.far_b = st->far_b.total();
     // Steps S3, S4

@@ -35,9 +35,6 @@ struct entry_parts {
 };
 entry_parts split_entry(const format_info& f, std::uint64_t bits) noexcept;
 
-/// Number of slices of w bits below a grid top `top` that an entry needs so that no set bit is left below the last:
-/// ceil((top - lowest set bit) / w); 0 for zeros and specials.
-int slices_needed(const entry_parts& e, int top, int w) noexcept;
 
 /// The part of an entry below the last of `slices` slices under `top` (its "far" bits), as a significand at the same
 /// exponent (the rest is the "near" part, entry - far, with the same sign).
