@@ -341,77 +341,79 @@ void add_below_one_by_one(const format_info& f, targets t, const typename L::bit
 constexpr std::size_t scalar_cost = 16;
 
 // Step F5: per-exponent bins (as the "large accumulator" of Neal, arXiv:1505.05571), for blocks whose magnitudes span
-// more than two windows, where Steps F3-F4 would need three or more passes. Each term adds its integer significand
-// m (split as in Step F3: q-bit parts) to the bins of its exponent field f' = max(f, 1): T[f'] for every term and
-// N[f'] for the negative ones (as the lane sums T and N), or, for a pass of Σx alone, ±m to one signed bin S[f'].
-// A bin's unit is 2^(f' - bias - (p-1)) (2^split more for the high part). Invariant: a part is below 2^q (q <= 27),
-// so after at most 2^34 terms every bin and (T - N) - N lie in (-2^62, 2^62); flush() empties the bins into the
-// chunks (add_lane_sum) when that many terms have gone in, and at the end of the span. Each term goes into exactly
-// one bin, once.
+// more than two windows, where Steps F3-F4 would need three or more passes. Each term adds the q-bit parts of its
+// integer significand m (split as in Step F3) to the bins of its sign and exponent field f' = max(f, 1): P for the
+// positive terms, N for the negative ones; then Σx = P - N and Σ|x| = P + N per field, in units of
+// 2^(f' - bias - (p-1)) (2^split more for the high part). Consecutive terms go to two copies of the bins in turn, so
+// that a run of terms with one exponent does not chain every addition to the previous one through memory (measured:
+// 1.5-2x faster). Invariant: a part is below 2^27, and each term goes into exactly one bin once, so while at most 2^34
+// terms have gone in, every bin and every sum of a field's bins lies below 2^61 in magnitude; flush() empties the bins
+// into the chunks (add_lane_sum) when that many have gone in, and at the end of the span. Bins are zeroed lazily, for
+// the fields blocks actually reach (a wide span of 10^3 terms must not pay for clearing 2 x 2 x 2 x 2048 bins).
 template <class L, pass K>
 struct exponent_bins {
     static constexpr std::size_t fields = static_cast<std::size_t>(L::field_mask);  // f' = 1 .. field_mask - 1
-    static constexpr bool split = L::split > 0;
-    static constexpr bool signed_only = K == pass::sum;  // one signed bin set S
+    static constexpr int parts = L::split > 0 ? 2 : 1;                                // low (or whole), high
     static constexpr std::size_t flush_after = std::size_t{1} << 34;
-    // [part][field]: part 0 = low (or whole) parts of T (or S), 1 = high parts of T, 2/3 = the same for N.
-    std::int64_t bins[signed_only ? (split ? 2 : 1) : (split ? 4 : 2)][fields];
-    int lowest = static_cast<int>(fields), highest = 0;  // the fields used since the last flush
+    std::int64_t bins[2][parts][2][fields];  // [copy][part][sign][f']
+    int lowest = static_cast<int>(fields), highest = 0;  // fields zeroed (and possibly used) since the last flush
     std::size_t terms = 0;
-    bool clear = false;  // bins zeroed (they are left uninitialised until a block needs them)
+
+    // Zeroes fields [lo, hi] of every bin that are not zeroed yet.
+    void reach(int lo, int hi) noexcept {
+        if (lowest > highest) {  // nothing zeroed
+            zero(lo, hi);
+            lowest = lo;
+            highest = hi;
+            return;
+        }
+        if (lo < lowest) {
+            zero(lo, lowest - 1);
+            lowest = lo;
+        }
+        if (hi > highest) {
+            zero(highest + 1, hi);
+            highest = hi;
+        }
+    }
+    void zero(int lo, int hi) noexcept {
+        for (auto& copy : bins)
+            for (auto& part : copy)
+                for (auto& sign : part) std::memset(&sign[lo], 0, static_cast<std::size_t>(hi - lo + 1) * sizeof sign[0]);
+    }
+
+    [[gnu::always_inline]] static void add_term(std::int64_t (&bin)[parts][2][fields], std::uint64_t b) noexcept {
+        const std::uint64_t field = (b >> L::frac_bits) & L::field_mask;
+        const std::uint64_t m = (b & L::frac_mask) | (field != 0 ? L::hidden_bit : 0);
+        const std::size_t at = field | (field == 0);  // f'
+        const std::size_t sign = (b >> (L::storage_bits - 1)) & 1;
+        bin[0][sign][at] += static_cast<std::int64_t>(m & L::low_mask);
+        if constexpr (parts == 2) bin[1][sign][at] += static_cast<std::int64_t>(m >> L::split);
+    }
 
     void add(const typename L::bits_type* x, std::size_t n, int low_field, int top_field) noexcept {
-        if (!clear) {
-            std::memset(bins, 0, sizeof bins);
-            clear = true;
-        }
-        lowest = std::min(lowest, std::max(low_field, 1));
-        highest = std::max(highest, std::max(top_field, 1));
+        reach(std::max(low_field, 1), std::max(top_field, 1));
         terms += n;
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::uint64_t b = x[i];
-            const std::uint64_t field = (b >> L::frac_bits) & L::field_mask;
-            const std::uint64_t m = (b & L::frac_mask) | (field != 0 ? L::hidden_bit : 0);
-            const std::size_t at = field | (field == 0);  // f'
-            const auto low = static_cast<std::int64_t>(m & L::low_mask);
-            const auto high = static_cast<std::int64_t>(m >> L::split);
-            if constexpr (signed_only) {
-                const std::int64_t sign = -static_cast<std::int64_t>((b >> (L::storage_bits - 1)) & 1);  // 0 or -1
-                bins[0][at] += (low ^ sign) - sign;
-                if constexpr (split) bins[1][at] += (high ^ sign) - sign;
-            } else {
-                bins[0][at] += low;
-                if constexpr (split) bins[1][at] += high;
-                if constexpr (K == pass::both) {
-                    const std::int64_t negative = -static_cast<std::int64_t>((b >> (L::storage_bits - 1)) & 1);
-                    bins[split ? 2 : 1][at] += low & negative;
-                    if constexpr (split) bins[3][at] += high & negative;
-                }
-            }
+        std::size_t i = 0;
+        for (; i + 2 <= n; i += 2) {
+            add_term(bins[0], x[i]);
+            add_term(bins[1], x[i + 1]);
         }
+        if (i < n) add_term(bins[0], x[i]);
     }
 
     void flush(const format_info& f, superaccumulator* sum, superaccumulator* abs_sum) noexcept {
-        if (!clear || lowest > highest) return;
         for (int field = lowest; field <= highest; ++field) {
             const auto at = static_cast<std::size_t>(field);
             const int unit = field - f.emax - L::frac_bits;
-            for (int part = 0; part < (split ? 2 : 1); ++part) {
+            for (int part = 0; part < parts; ++part) {
+                const std::int64_t positive = bins[0][part][0][at] + bins[1][part][0][at];
+                const std::int64_t negative = bins[0][part][1][at] + bins[1][part][1][at];
                 const int e = unit + (part == 1 ? L::split : 0);
-                const std::int64_t t = bins[part][at];
-                if constexpr (signed_only) {
-                    if (t != 0) sum->add_lane_sum(t, e);
-                } else {
-                    if (t == 0) continue;
-                    if (abs_sum) abs_sum->add_lane_sum(t, e);
-                    if constexpr (K == pass::both) {
-                        const std::int64_t neg = bins[(split ? 2 : 1) + part][at];
-                        sum->add_lane_sum((t - neg) - neg, e);
-                    }
-                }
+                if (sum && positive != negative) sum->add_lane_sum(positive - negative, e);
+                if (abs_sum && (positive | negative) != 0) abs_sum->add_lane_sum(positive + negative, e);
             }
         }
-        std::memset(bins, 0, sizeof bins);
         lowest = static_cast<int>(fields);
         highest = 0;
         terms = 0;
