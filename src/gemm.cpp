@@ -256,20 +256,24 @@ std::vector<std::uint16_t> entry_spans(const format_info& f, const std::vector<s
 
 // How many entries have each span.
 std::vector<std::size_t> span_histogram(const std::vector<std::uint16_t>& spans) {
-    std::vector<std::size_t> hist(std::size_t{1} << 16, 0);
+    const std::uint16_t widest = spans.empty() ? 0 : *std::max_element(spans.begin(), spans.end());
+    std::vector<std::size_t> hist(std::size_t{widest} + 1, 0);
     for (const std::uint16_t d : spans) ++hist[d];
-    std::size_t last = hist.size();
-    while (last > 1 && hist[last - 1] == 0) --last;
-    hist.resize(last);
     return hist;
 }
 
+// wider[d] = how many entries have a span above d (suffix sums of the histogram), so that the planner's far counts
+// cost one look-up each.
+std::vector<std::size_t> spans_above(const std::vector<std::size_t>& span_hist) {
+    std::vector<std::size_t> wider(span_hist.size(), 0);
+    for (std::size_t d = span_hist.size(); d-- > 1;) wider[d - 1] = wider[d] + span_hist[d];
+    return wider;
+}
+
 // Entries needing more than `slices` slices of w bits: the far entries (the per-element part of Step S5).
-std::size_t far_count(const std::vector<std::size_t>& span_hist, int w, int slices) {
-    std::size_t count = 0;
-    for (std::size_t d = static_cast<std::size_t>(w) * static_cast<std::size_t>(slices) + 1; d < span_hist.size(); ++d)
-        count += span_hist[d];
-    return count;
+std::size_t far_count(const std::vector<std::size_t>& wider, int w, int slices) {
+    const auto limit = static_cast<std::size_t>(w) * static_cast<std::size_t>(slices);
+    return limit < wider.size() ? wider[limit] : 0;
 }
 
 detail::index_lists far_entries(const std::vector<std::uint16_t>& spans, std::size_t rows, std::size_t k, int w,
@@ -296,6 +300,8 @@ double per_element_product_ns(const format_info& f) {
 }
 constexpr double far_product_ns = 40.0;  // one exact 106-bit far product into s and T (two accumulators)
 constexpr double level_ns = 1.0;         // per slice product per element: conversion to the level sums
+constexpr double gemm_call_ns = 2000.0;  // per slice GEMM call: the BLAS call, its buffers, the output block
+constexpr double sliced_fixed_ns = 10000.0;  // per sliced build: operand matrices, level arrays, threads
 
 // Slice width: K·2^(2w) <= 2^53, or K·2^(2w+2) <= 2^53 when slices are paired (operands below 2^(w+1)).
 int slice_width(std::size_t k, bool paired) {
@@ -442,7 +448,8 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     // Step S2: slice width, counts and pairing.
     const std::vector<std::uint16_t> spans_a = entry_spans(f, st->a, m, k, st->row_top);
     const std::vector<std::uint16_t> spans_b = entry_spans(f, st->bt, n, k, st->col_top);
-    const std::vector<std::size_t> hist_a = span_histogram(spans_a), hist_b = span_histogram(spans_b);
+    const std::vector<std::size_t> hist_a = spans_above(span_histogram(spans_a));
+    const std::vector<std::size_t> hist_b = spans_above(span_histogram(spans_b));
     double best = std::numeric_limits<double>::infinity();
     int best_a = 1, best_b = 1;
     bool best_paired = false;
@@ -451,10 +458,13 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     for (const bool paired : {false, true}) {
         if (paired && !options.pair_slices) continue;
         const int w = slice_width(k, paired);
+        // More slices than the widest entry needs only add GEMMs: the loops stop one past the count with no far entry.
         for (int sa = 1; sa <= cap; ++sa) {
+            if (sa > 1 && far_count(hist_a, w, sa - 1) == 0) break;
             for (int sb = 1; sb <= cap; ++sb) {
+                if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
                 const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
-                const double cost = 2 * gemms * mnk * fma_ns +
+                const double cost = sliced_fixed_ns + 2 * gemms * (mnk * fma_ns + gemm_call_ns) +
                                     2 * gemms * static_cast<double>(m * n) * level_ns +
                                     (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
                                      static_cast<double>(far_count(hist_b, w, sb)) * static_cast<double>(m)) *
