@@ -16,7 +16,8 @@ process's CPU time (time.process_time: every thread, so that threads=2 shows its
   dot      n = 10^7 float64 and float32 N(0,1): er.dot(x, y) against np.dot (run with OPENBLAS_NUM_THREADS=1 etc.:
            this script sets them before numpy loads, so np.dot is one BLAS thread).
 
-Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers]
+Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers] [--xsum-wide]
+--xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
@@ -109,6 +110,28 @@ def cpp_sum_inner(x, inner):
     return run
 
 
+def xsum_large_sum(x):
+    acc = xsum.xsum_large_accumulator()
+    xsum.xsum_add(acc, x)
+    return xsum.xsum_round(acc)
+
+
+def xsum_wide_cases(rounds, rng):
+    """er.sum(x, threads=1).nearest() against xsum's small and large accumulators on float64 wide exponents
+    (2^-40 .. 2^40), n = 10^3 .. 10^8: the per-exponent bins (Step F5) against Neal's large accumulator."""
+    if not xsum:
+        print("xsum not installed (pip install xsum): skipped")
+        return
+    for n in (10**3, 10**5, 10**7, 10**8):
+        x = wide(rng, n)
+        assert float(er.sum(x).nearest()) == xsum_large_sum(x)
+        res = interleaved([("er.sum(x).nearest()", lambda: er.sum(x, threads=1).nearest()),
+                           ("xsum small accumulator", lambda: xsum_sum(x)),
+                           ("xsum large accumulator", lambda: xsum_large_sum(x))],
+                          rounds if n < 10**7 else max(3, rounds // 3), max(1, 10**5 // n))
+        show(f"sum, float64 wide exponents, n = {n:,} (one thread)", res, "xsum large accumulator")
+
+
 def covers_cases(rounds):
     """Reference.covers over arrays, interleaved: every case once per round; medians of elements per second."""
     rng = np.random.default_rng(20261201)
@@ -143,6 +166,7 @@ def covers_cases(rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--covers", action="store_true", help="time Reference.covers over arrays instead")
+    ap.add_argument("--xsum-wide", action="store_true", help="er.sum vs xsum on wide exponents, 10^3 .. 10^8")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=20240602)
     ap.add_argument("--quick", action="store_true", help="n = 10^3 and 10^5 only")
@@ -150,6 +174,9 @@ def main():
     args = ap.parse_args()
     if args.covers:
         covers_cases(args.rounds)
+        return 0
+    if args.xsum_wide:
+        xsum_wide_cases(args.rounds, np.random.default_rng(args.seed))
         return 0
     rng = np.random.default_rng(args.seed)
     print(f"{args.rounds} interleaved rounds, medians; BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}; "
