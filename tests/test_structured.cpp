@@ -375,7 +375,7 @@ TEST(StructuredDetection, LostQuarterIsRejectedWithRatioAtLeastTen) {
 TEST(StructuredDetection, LostBlockOf2048IsRejected) {
     const standard s = parse_standard("levels:fold:8,tree:256,any");
     const std::size_t n = std::size_t{1} << 20, block = 2048;
-    const int seeds = exactref_test::scaled(200, 20);
+    const int seeds = 200;  // not scaled: fewer seeds can leave the flat bound rejecting as many (seen at 40)
     int rejected = 0, flat_rejected = 0;
     for (int seed = 0; seed < seeds; ++seed) {
         std::mt19937_64 rng(1000 + seed);
