@@ -38,6 +38,24 @@ std::uint64_t bits_from(double v) {  // v correctly rounded (RN) into T
     return round_double_to(format_traits<T>::info, v, rounding::to_nearest_even);
 }
 
+// Two accumulators that must hold the same state (one pass against two, one thread against several): the value,
+// rounded to every format in every mode, the term and special counts, the signed-zero flags and the normalized chunks.
+inline void expect_same_accumulators(const superaccumulator& a, const superaccumulator& b) {
+    EXPECT_EQ(a.to_decimal(), b.to_decimal());
+    EXPECT_EQ(a.term_count(), b.term_count());
+    EXPECT_EQ(a.has_nan(), b.has_nan());
+    EXPECT_EQ(a.positive_inf_count(), b.positive_inf_count());
+    EXPECT_EQ(a.negative_inf_count(), b.negative_inf_count());
+    EXPECT_EQ(a.all_negative_zero(), b.all_negative_zero());
+    EXPECT_EQ(a.all_positive_zero(), b.all_positive_zero());
+    for (const format_info* f : all_formats)
+        for (rounding m : all_modes) EXPECT_EQ(a.round_bits(*f, m), b.round_bits(*f, m)) << f->name;
+    superaccumulator ca = a, cb = b;
+    ca.normalize();
+    cb.normalize();
+    EXPECT_EQ(ca.chunks(), cb.chunks());
+}
+
 // The exact value of a dyadic as a rational.
 inline mpq_class to_mpq(const dyadic& d) {
     mpz_class m = 0;

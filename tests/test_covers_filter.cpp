@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "accumulator_checks.h"
 #include "exactref/covers.h"
 #include "exactref/detail/covers_filter.h"
 #include "exactref/dot.h"
@@ -22,11 +23,8 @@ using namespace exactref;
 namespace orc = exactref::oracle;
 
 template <class T>
-using bits_of_t = typename format_traits<T>::bits_type;
-
-template <class T>
 T from_bits(std::uint64_t b) {
-    return format_traits<T>::from_bits(static_cast<bits_of_t<T>>(b));
+    return exactref_test::value_of<T>(b);
 }
 template <class T>
 std::uint64_t bits(T x) {

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "accumulator_checks.h"
 #include "exactref/accumulator.h"
 #include "exactref/reference.h"
 
@@ -27,17 +28,7 @@ std::vector<T> adversarial(std::mt19937_64& rng, std::size_t n) {
     return out;
 }
 
-void expect_same(const superaccumulator& a, const superaccumulator& b) {
-    EXPECT_EQ(a.to_decimal(), b.to_decimal());
-    EXPECT_EQ(a.term_count(), b.term_count());
-    EXPECT_EQ(a.has_nan(), b.has_nan());
-    EXPECT_EQ(a.positive_inf_count(), b.positive_inf_count());
-    EXPECT_EQ(a.negative_inf_count(), b.negative_inf_count());
-    EXPECT_EQ(a.all_negative_zero(), b.all_negative_zero());
-    EXPECT_EQ(a.all_positive_zero(), b.all_positive_zero());
-    for (rounding m : {rounding::to_nearest_even, rounding::toward_zero, rounding::upward, rounding::downward})
-        EXPECT_EQ(a.round_bits(binary64_info, m), b.round_bits(binary64_info, m));
-}
+void expect_same(const superaccumulator& a, const superaccumulator& b) { exactref_test::expect_same_accumulators(a, b); }
 
 template <class T>
 void check_format(std::uint64_t seed) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "accumulator_checks.h"
 #include "exactref/accumulator.h"
 #include "exactref/dot.h"
 #include "exactref/reference.h"
@@ -26,26 +27,9 @@
 namespace {
 using namespace exactref;
 
-constexpr rounding modes[] = {rounding::to_nearest_even, rounding::toward_zero, rounding::upward,
-                              rounding::downward};
-const format_info* const formats[] = {&binary64_info, &binary32_info, &binary16_info, &bfloat16_info};
 constexpr unsigned thread_counts[] = {2, 3, 4, 5, 8};
 
-void expect_same(const superaccumulator& a, const superaccumulator& b) {
-    EXPECT_EQ(a.to_decimal(), b.to_decimal());
-    EXPECT_EQ(a.term_count(), b.term_count());
-    EXPECT_EQ(a.has_nan(), b.has_nan());
-    EXPECT_EQ(a.positive_inf_count(), b.positive_inf_count());
-    EXPECT_EQ(a.negative_inf_count(), b.negative_inf_count());
-    EXPECT_EQ(a.all_negative_zero(), b.all_negative_zero());
-    EXPECT_EQ(a.all_positive_zero(), b.all_positive_zero());
-    for (const format_info* f : formats)
-        for (rounding m : modes) EXPECT_EQ(a.round_bits(*f, m), b.round_bits(*f, m)) << f->name;
-    superaccumulator ca = a, cb = b;
-    ca.normalize();
-    cb.normalize();
-    EXPECT_EQ(ca.chunks(), cb.chunks());
-}
+void expect_same(const superaccumulator& a, const superaccumulator& b) { exactref_test::expect_same_accumulators(a, b); }
 
 void expect_same(const reference& a, const reference& b) {
     expect_same(a.sum, b.sum);
@@ -61,11 +45,8 @@ void expect_same(const reference& a, const reference& b) {
 }
 
 template <class T>
-using bits_t = typename format_traits<T>::bits_type;
-
-template <class T>
 T from_bits(std::uint64_t b) {
-    return format_traits<T>::from_bits(static_cast<bits_t<T>>(b));
+    return exactref_test::value_of<T>(b);
 }
 
 // Kinds of input: 0 N(0,1)-like values over a few binades, 1 any bit pattern (NaN, Inf, subnormals included),
