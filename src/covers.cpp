@@ -78,6 +78,7 @@ struct prepared_bound {
     mpq_class value;       // B
     mpq_class acc_value;   // B_acc: the accumulation's part of B (mixed: before the rounding into out; else B)
     mpq_class factor;      // relative growth of a sum of like-signed terms: (1 + factor)·P bounds every result
+    mpq_class additive;    // what adds to that growth regardless of P: the flat bound's extra (underflow, ftz:)
 };
 
 struct prepared_reference {
@@ -163,6 +164,21 @@ flat_bound compute_flat(const reference& ref, const standard& m, const format_in
         factor = depth_factor(depth);
     }
     b.products_may_underflow = dot && product_underflows;
+    if (m.ftz && m.decides == rule::bound && !dot) {
+        // Flush-to-zero (standard.h, ftz()): fl(a + b) = (a + b)(1 + δ) + η with δ·η = 0 and |η| < 2^emin_acc (a
+        // flushed sum of two normal numbers is exact below 2^emin), so the Lange–Rump form does not apply; over any
+        // tree of depth D: γ_D·S' + (n-1)·(1 + γ_{D-1})·2^emin_acc, S' <= S the flushed terms' sum of magnitudes,
+        // and each of the n terms itself moves by less than 2^emin of the larger of its and acc's emin (DAZ).
+        const bool one_level_any = lv.size() == 1 && lv[0].order == level_order::any;
+        const std::uint64_t depth = one_level_any ? (n == 0 ? 0 : n - 1) : structure_depth(m, n);
+        factor = gamma(depth, u);
+        const std::optional<mpq_class> ancestors = gamma(depth == 0 ? 0 : depth - 1, u);
+        if (factor && ancestors) {
+            const int emin_in = std::max(term.emin, acc.emin);
+            extra = from_count(n) * pow2(emin_in) +
+                    (n == 0 ? mpq_class(0) : from_count(n - 1) * (1 + *ancestors) * pow2(acc.emin));
+        }
+    }
     if (underflow_term) {
         // n·(1 + (n-1)u)·η: each of n products may lose up to η to underflow (Higham (3.5)).
         extra = from_count(n) * (1 + (n == 0 ? mpq_class(0) : from_count(n - 1) * u)) * eta;
@@ -202,7 +218,7 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
     prepared_bound b;
     b.products_may_underflow = flat.products_may_underflow;
     std::optional<double> structured;  // the data bound of a structured standard, when finite
-    if (m.structured) {
+    if (m.structured && !m.ftz) {  // the data bounds assume gradual underflow: ftz: takes the flat depth form
         const double e = checked_structure(ref, m).error_for(acc.id, m.directed);
         if (std::isfinite(e)) structured = e;
     }
@@ -224,12 +240,14 @@ prepared_bound compute_bound(const reference& ref, const standard& m, const form
         // Round once from acc to out: u_out·(|s| + B_acc) more (composition, DESIGN §3), plus η_out = 2^(emin-p) of
         // out when that rounding lands among the subnormals (|RN(x) - x| <= u|x| + η, Higham (2.8)).
         const mpq_class u_out = pow2(out.u_exponent() + u_shift);
-        const mpq_class eta_out = pow2(out.emin - out.precision + u_shift);
+        // Under flush-to-zero that rounding may flush a value below 2^emin of out: less than 2^emin_out.
+        const mpq_class eta_out = m.ftz ? pow2(out.emin) : pow2(out.emin - out.precision + u_shift);
         value += u_out * (abs(s) + value) + eta_out;
         total_factor = total_factor + u_out * (1 + total_factor);
     }
     b.value = value;
     b.factor = total_factor;
+    b.additive = extra;
     return b;
 }
 
@@ -272,6 +290,11 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     }
     if (model.fma && !ref.is_dot)
         throw std::invalid_argument("standard '" + model.name() + "': +fma applies to dot products, not to sums");
+    if (model.ftz && ref.is_dot)
+        throw std::invalid_argument("standard '" + model.name() + "': ftz: applies to sums; for a dot product a "
+                                    "flushed subnormal factor moves its product by up to 2^emin times the other "
+                                    "factor, which the reference does not bound. Judge it without ftz: on inputs "
+                                    "without subnormal values, or sum the rounded products");
     const format_info& term = info(ref.term_format);
     const bool bound_model = model.decides == rule::bound;
     if (bound_model && !fits_in(term, *p.acc)) {
@@ -339,8 +362,8 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     if (!p.bound.finite) {
         p.pos_inf_reachable = p.neg_inf_reachable = true;
     } else {
-        p.pos_inf_reachable = (1 + p.bound.factor) * positive >= threshold;
-        p.neg_inf_reachable = (1 + p.bound.factor) * negative >= threshold;
+        p.pos_inf_reachable = (1 + p.bound.factor) * positive + p.bound.additive >= threshold;
+        p.neg_inf_reachable = (1 + p.bound.factor) * negative + p.bound.additive >= threshold;
         if (model.structured) {
             // The data bound also bounds every intermediate value: each is an exact partial sum (at most P, or N)
             // plus roundings that the group bounds above it contain. Overflow needs P + B_acc >= Ω; twice B_acc
@@ -355,8 +378,8 @@ prepared_reference prepare(const reference& ref, const standard& model, const fo
     // move it again (max + max - max = 0 under RZ) and no bound holds. An exact partial sum must exceed max (strictly)
     // to overflow.
     if (model.directed && p.bound.finite) {
-        const bool beyond_positive = (1 + p.bound.factor) * positive > threshold;
-        const bool beyond_negative = (1 + p.bound.factor) * negative > threshold;
+        const bool beyond_positive = (1 + p.bound.factor) * positive + p.bound.additive > threshold;
+        const bool beyond_negative = (1 + p.bound.factor) * negative + p.bound.additive > threshold;
         const bool both_signs = sgn(positive) > 0 && sgn(negative) > 0;
         p.overflow_saturates = both_signs && (beyond_positive || beyond_negative);
         p.saturates_positive = !both_signs && beyond_positive;
@@ -450,8 +473,8 @@ verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool d
 
     // Step C2: exact and faithful compare encodings.
     if (p.model.decides != rule::bound) {
-        // allow_negative_zero (DESIGN's any_zero_sign): either sign of an exact zero, as RD gives for x + (-x).
-        const bool zero_sign = p.model.allow_negative_zero && ref.sum.sign() == 0 && !ref.sum.has_nan() &&
+        // any_zero_sign (DESIGN's any_zero_sign): either sign of an exact zero, as RD gives for x + (-x).
+        const bool zero_sign = p.model.any_zero_sign && ref.sum.sign() == 0 && !ref.sum.has_nan() &&
                                ref.sum.positive_inf_count() == 0 && ref.sum.negative_inf_count() == 0 &&
                                r.significand == 0 && !r.is_nan && !r.is_inf;
         const bool exact_hit = r_bits == p.rn_bits || (r.is_nan && is_nan_bits(f, p.rn_bits)) || zero_sign;
@@ -472,6 +495,12 @@ verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool d
                            ? "the correctly rounded result is " + to_hex_string(f, p.rn_bits)
                            : "the faithful results are " + to_hex_string(f, p.rd_bits) + " and " +
                                  to_hex_string(f, p.ru_bits);
+            // +0.0 for -0.0 terms only (math.fsum, numpy, torch and jax start their sums from +0.0), or -0.0 for a
+            // zero sum (RD): the sign of an exact zero is all that differs.
+            if (r.significand == 0 && !r.is_nan && !r.is_inf && decode_bits(f, p.rn_bits).significand == 0 &&
+                !decode_bits(f, p.rn_bits).is_inf && !decode_bits(f, p.rn_bits).is_nan && ref.sum.sign() == 0)
+                v.reason += "; the result differs in the sign of zero only (a sum that starts from +0.0, as "
+                            "math.fsum and numpy's do, gives +0.0 for -0.0 terms): any_zero_sign accepts either sign";
         }
         return v;
     }
@@ -488,10 +517,11 @@ verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool d
                                                      "threshold");
     }
     // Step C4: signed zero.
-    if (r.significand == 0 && r.negative && !ref.sum.all_negative_zero() && !p.model.allow_negative_zero &&
-        !p.model.directed && !p.products_may_underflow && !p.final_rounding_may_flush) {
+    if (r.significand == 0 && r.negative && !ref.sum.all_negative_zero() && !p.model.any_zero_sign &&
+        !p.model.directed && !p.model.ftz && !p.products_may_underflow && !p.final_rounding_may_flush) {
         v.covered = false;
-        v.reason = "-0.0: round-to-nearest produces -0.0 only when every term is -0.0";
+        v.reason = "-0.0: round-to-nearest produces -0.0 only when every term is -0.0 (a flush-to-zero kernel: "
+                   "ftz:" + p.model.name() + "; either sign of zero: any_zero_sign)";
         const mpq_class err = -p.s;
         v.error = to_double(err, rounding::to_nearest_even);
         v.bound = p.bound.finite ? to_double(p.bound.value, rounding::upward) : inf;
@@ -574,7 +604,7 @@ public:
         const int u_shift = model.directed ? 1 : 0;
         if (model.is_mixed()) {
             u_out_ = enclose(pow2(result.u_exponent() + u_shift));
-            eta_out_ = enclose(pow2(result.emin - result.precision + u_shift));
+            eta_out_ = enclose(model.ftz ? pow2(result.emin) : pow2(result.emin - result.precision + u_shift));
         }
         auto threshold_of = [&](const format_info& f) {
             return model.directed ? largest_finite(f) : overflow_threshold(f);
@@ -605,7 +635,7 @@ public:
         constexpr double inf = std::numeric_limits<double>::infinity();
         if (!(std::isfinite(s.lo) && std::isfinite(s.hi) && std::isfinite(w.hi) && w.lo >= 0)) return;
         double data = inf;  // the structured data bound (a double, exact)
-        if (model_.structured) {
+        if (model_.structured && !model_.ftz) {  // ftz: takes the flat depth form (compute_bound)
             const structure_bound* sb = nullptr;
             for (const structure_bound& b : ref.structures)
                 if (b.structure == structure_) sb = &b;
@@ -637,7 +667,8 @@ public:
                     (detail::nonnegative_interval{w.lo, w.hi} + point(std::max(s.hi, 0.0))) * point(0.5);
                 const detail::nonnegative_interval negative =
                     (detail::nonnegative_interval{w.lo, w.hi} + point(std::max(-s.lo, 0.0))) * point(0.5);
-                if (!((grow * positive).hi <= threshold_lo_ && (grow * negative).hi <= threshold_lo_)) return;
+                if (!((grow * positive + extra_).hi <= threshold_lo_ && (grow * negative + extra_).hi <= threshold_lo_))
+                    return;
             }
             if (!std::isfinite(b.hi)) return;
         }
@@ -743,7 +774,7 @@ array_decisions decide_array(std::span<const T> results, RefAt&& ref_at, bool on
             } else {
                 const bool hit = bits == facts.rn_bits ||
                                  (model.decides == rule::faithful && (bits == facts.rd_bits || bits == facts.ru_bits));
-                if (hit || magnitude != 0) {  // a zero may be accepted for its sign (allow_negative_zero)
+                if (hit || magnitude != 0) {  // a zero may be accepted for its sign (any_zero_sign)
                     decided = true;
                     out.covered[i] = hit;
                     if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = hit ? 0 : std::numeric_limits<double>::infinity();

@@ -14,8 +14,9 @@ namespace exactref {
 namespace {
 constexpr std::string_view accepted_names =
     "exact, faithful, any_order, tree:H, split_k:S, split_k:S:pairwise, levels:L1,...,Lm (e.g. levels:fold/4,any or "
-    "levels:fold%65536,tree:256,any), each bound standard optionally prefixed by 'directed:' and 'mixed:ACC:OUT:' "
-    "(e.g. directed:tree:8, mixed:float32:float16:levels:fold/8,any) and suffixed by '+fma'";
+    "levels:fold%65536,tree:256,any), each bound standard optionally prefixed by 'ftz:', 'directed:' and "
+    "'mixed:ACC:OUT:' in this order (e.g. ftz:any_order, directed:tree:8, mixed:float32:float16:levels:fold/8,any) "
+    "and suffixed by '+fma'";
 
 constexpr std::string_view level_spelling =
     "a level is ORDER followed by how its groups are formed: ORDER is fold, tree or any; ':N' groups of N consecutive "
@@ -136,6 +137,16 @@ standard directed(standard base) {
     return base;
 }
 
+standard ftz(standard base) {
+    if (base.decides != rule::bound)
+        throw std::invalid_argument("ftz() applies to bound standards (any_order, tree, split_k, mixed, directed, "
+                                    "levels), not to '" + base.name() + "': under flush-to-zero the correctly rounded "
+                                    "sum is not what the hardware computes; use ftz:any_order, or test on data "
+                                    "without subnormal values or partial sums");
+    base.ftz = true;
+    return base;
+}
+
 standard levels(std::vector<level> structure) {
     standard s = of_rule(rule::bound);
     std::string spelled = "levels:";
@@ -171,7 +182,8 @@ std::string standard::structure() const {
 }
 
 std::string standard::name() const {
-    std::string out = directed ? "directed:" : "";
+    std::string out = ftz ? "ftz:" : "";
+    if (directed) out += "directed:";
     switch (decides) {
         case rule::exact: out += "exact"; break;
         case rule::faithful: out += "faithful"; break;
@@ -261,6 +273,11 @@ standard parse_base(std::string_view text, std::string_view whole) {
 
 standard parse_standard(std::string_view text) {
     const std::string_view whole = text;
+    bool is_ftz = false;
+    if (text.starts_with("ftz:")) {
+        is_ftz = true;
+        text.remove_prefix(4);
+    }
     bool is_directed = false;
     if (text.starts_with("directed:")) {
         is_directed = true;
@@ -286,13 +303,14 @@ standard parse_standard(std::string_view text) {
                                         "use mixed:ACC:OUT or mixed:ACC:OUT:BASE");
     }
     standard out = parse_base(text, whole);
-    if (out.decides != rule::bound && (mix || is_directed))
+    if (out.decides != rule::bound && (mix || is_directed || is_ftz))
         throw std::invalid_argument("standard '" + std::string(whole) + "': exact and faithful compare encodings and take "
-                                    "no structure, 'mixed:' or 'directed:' (use those with any_order, tree:H, "
+                                    "no structure, 'ftz:', 'mixed:' or 'directed:' (use those with any_order, tree:H, "
                                     "split_k:S or levels:...)");
     if (mix) out = mixed(mix->first, mix->second, out);
     out.fma = with_fma;
-    return is_directed ? directed(out) : out;
+    if (is_directed) out = directed(out);
+    return is_ftz ? ftz(out) : out;
 }
 
 std::vector<level_shape> level_shapes(const standard& model, std::uint64_t leaves) {

@@ -217,7 +217,7 @@ TEST(SpecialValues, NegativeZero) {
     EXPECT_THAT(v.reason, ::testing::HasSubstr("-0.0"));
     EXPECT_TRUE(covers(-0.0, cancel, directed(any_order())));  // RD gives -0.0 for 1 + (-1)
     standard relaxed = any_order();
-    relaxed.allow_negative_zero = true;
+    relaxed.any_zero_sign = true;
     EXPECT_TRUE(covers(-0.0, cancel, relaxed));
 }
 

@@ -467,13 +467,13 @@ TEST(StructuredSpecials, OverflowNeedsTheDataBoundToReachIt) {
     EXPECT_TRUE(covers(float16::from_bits(0x7c00), r2, s));
 }
 
-// allow_negative_zero lets exact and faithful take either sign of an exact zero (RD gives x + (-x) = -0.0; order-free
+// any_zero_sign lets exact and faithful take either sign of an exact zero (RD gives x + (-x) = -0.0; order-free
 // data with an even number of ±q terms sums to exactly 0), and nothing else.
 TEST(StructuredSpecials, AllowNegativeZeroForExactZerosOnly) {
     standard e = exact();
-    e.allow_negative_zero = true;
+    e.any_zero_sign = true;
     standard f = faithful();
-    f.allow_negative_zero = true;
+    f.any_zero_sign = true;
     const reference zero = sum(std::vector<float>{1.0f, -1.0f});
     EXPECT_FALSE(covers(-0.0f, zero, exact()));
     EXPECT_TRUE(covers(-0.0f, zero, e));

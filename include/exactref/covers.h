@@ -9,7 +9,7 @@
 // the positive terms, Ω = (2 - 2^-p)·2^emax the round-to-nearest overflow threshold; 2u for directed), -Inf likewise
 // with the negative terms; NaN only when both are (for mixed, Ω is the smaller of acc's and out's). -0.0 is covered
 // only when every term is -0.0 (round-to-nearest cannot produce it otherwise), unless the standard allows it
-// (allow_negative_zero, directed), a negative product may underflow (dots), or mixed's final rounding into a narrower
+// (any_zero_sign, directed), a negative product may underflow (dots), or mixed's final rounding into a narrower
 // out may flush a negative value. Directed standards add ±max when a partial sum can exceed it (terms of one sign)
 // or every finite result (terms of both signs): overflow does not stick under RZ/RD/RU. docs/standards.md has the
 // details.

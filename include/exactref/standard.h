@@ -70,11 +70,16 @@ struct standard {
     std::optional<dtype> accumulate;     // mixed: accumulation format
     std::optional<dtype> output;         // mixed: output format (the result's format)
     bool directed = false;               // u -> 2u (Lange–Rump 2017)
+    bool ftz = false;                    // flush-to-zero: subnormal inputs and results flushed (ftz())
     bool fma = false;                    // dot products computed with FMA (dot.h)
-    bool allow_negative_zero = false;    // accept -0.0 for an exact zero (FTZ hardware, RD)
+    bool any_zero_sign = false;          // either sign of an exact zero: exact and faithful take +0.0 and -0.0 for
+                                         // s = 0 (a fold from +0.0 over -0.0 terms, RD's x + (-x)); bound standards
+                                         // take -0.0 whenever 0 is within B
+
 
     /// "exact", "faithful", "any_order", "tree:H", "split_k:S", "split_k:S:pairwise", "levels:fold/4,any", with the
-    /// prefixes "directed:" and "mixed:ACC:OUT:" (alone, "mixed:ACC:OUT" is mixed over any_order) and "+fma".
+    /// prefixes "ftz:", "directed:" and "mixed:ACC:OUT:" in this order (alone, "mixed:ACC:OUT" is mixed over
+    /// any_order) and "+fma". any_zero_sign is not part of the name.
     std::string name() const;
     /// The structure alone, in the levels spelling: "levels:fold/4,any" (also for any_order(): "levels:any").
     std::string structure() const;
@@ -104,13 +109,26 @@ standard mixed(dtype accumulate, dtype output);
 standard mixed(dtype accumulate, dtype output, standard base);
 /// `base` under any rounding mode or truncation: u replaced by 2u. exact/faithful are refused (invalid_argument).
 standard directed(standard base = any_order());
+/// `base` (a bound standard) on flush-to-zero hardware: fast-math GPU code, CPUs with FTZ/DAZ set,
+/// torch.set_flush_denormal(True). Subnormal inputs are read as zero (DAZ) and subnormal results flushed to zero
+/// (FTZ): each flushed input moves the sum by less than 2^emin of its format, each flushed result by less than
+/// 2^emin of the accumulation format (the exact sum of two normal numbers below 2^emin in magnitude). With the standard
+/// model fl(a + b) = (a + b)(1 + δ) + η, |δ| <= u, |η| < 2^emin, δ·η = 0 (Higham, ASNA §2.1 with FTZ's η), unrolled
+/// over any tree of depth D (the structure's deepest leaf-to-root path: n - 1 for any order):
+///   B = γ_D·S + n·2^emin_in + (n - 1)·(1 + γ_{D-1})·2^emin_acc,
+/// emin_in the larger emin of the terms' and the accumulation's formats. The Lange–Rump (n - 1)·u form and the
+/// structured data bounds assume gradual underflow, so ftz: uses the depth form γ_D·S of the structure (a structured
+/// reference is not needed); mixed's final rounding flushes too (2^emin_out instead of η_out). -0.0 is covered
+/// whenever 0 is (a flushed negative value is -0.0). Sums only: std::invalid_argument for exact, faithful and, at
+/// covers() time, for dot products (a flushed factor moves a product by up to 2^emin times the other factor).
+standard ftz(standard base = any_order());
 /// A structured standard: the reduction's levels from the leaves up, its bound computed from the data (the
 /// reference must be built with it: exactref::sum(xs, {model})). Throws std::invalid_argument when the levels are
 /// not a structure: empty, a last level with a group suffix, an earlier one without, a group size of 0.
 standard levels(std::vector<level> structure);
 
 /// Parses a standard's name as name() prints it ("tree:5", "split_k:4:pairwise", "mixed:float32:float16",
-/// "directed:any_order", "levels:fold%65536,tree:256,any", "mixed:float32:float16:levels:fold/4,any+fma").
+/// "directed:any_order", "ftz:any_order", "ftz:directed:levels:fold/4,any", "levels:fold%65536,tree:256,any", "mixed:float32:float16:levels:fold/4,any+fma").
 /// Throws std::invalid_argument that shows the accepted spellings.
 standard parse_standard(std::string_view text);
 

@@ -205,7 +205,7 @@ class Reference:
         standard, params: see exactref.standard: "any_order" (default), "exact", "faithful", "tree" (height=),
             "split_k" (chunks=, combine=), "mixed" (acc=, out=, base=), "directed" (base=), a structured standard
             "levels:fold/4,any" (levels=; the Reference must be built with it: er.sum(x, structure=...));
-            directed=True, allow_negative_zero=True, fma=True on any of them.
+            directed=True, any_zero_sign=True, fma=True on any of them.
         Returns a numpy bool array of r.shape, or of the stack's shape (0-d for a single result: use .all() or
         bool()).
 

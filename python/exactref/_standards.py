@@ -49,14 +49,14 @@ _PARAMS = {
     "mixed": ("acc", "out", "base"),
     "levels": ("levels", "acc", "out"),
 }
-_COMMON = ("directed", "allow_negative_zero", "fma")
+_COMMON = ("directed", "ftz", "any_zero_sign", "fma")
 _NAMES = ", ".join(repr(n) for n in (*_PARAMS, "directed"))
 _LEVELS_EXAMPLE = ("e.g. 'levels:fold/4,any' (4 threads in static chunks, combined in any order) or "
                    "'levels:fold%65536,tree:256,any' (a grid-stride kernel, blocks of 256, atomics)")
 
 
 def _flag(value: Any, what: str) -> bool:
-    """directed=, allow_negative_zero=, fma=: True or False only (a string such as 'no' is truthy, so refuse it)."""
+    """directed=, ftz=, any_zero_sign=, fma=: True or False only (a string such as 'no' is truthy, so refuse it)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{what}={value!r}: expected True or False")
@@ -67,7 +67,10 @@ def _cli_spelling(name: str) -> str:
     before a base: 'mixed:single:half:levels:fold/4,any'), rewritten with the canonical names the C++ parser takes."""
     suffix = "+fma" if name.endswith("+fma") else ""
     parts = name[:len(name) - len(suffix)].split(":")
-    head = 1 if parts[0] == "directed" else 0
+    head = 0
+    for prefix in ("ftz", "directed"):
+        if parts[head:head + 1] == [prefix]:
+            head += 1
     if parts[head:head + 1] == ["mixed"] and len(parts) >= head + 3:
         parts[head + 1] = dtype_name(parts[head + 1], "acc")
         parts[head + 2] = dtype_name(parts[head + 2], "out")
@@ -120,9 +123,14 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
           way ("mixed:single:half").
     acc=, out= also go with "levels" and with a CLI spelling of a bound standard: er.standard("levels:fold/4,any",
           acc="float32", out="float16") is "mixed:float32:float16:levels:fold/4,any".
-    Every standard also takes directed=True (u -> 2u, any rounding mode or truncation; Lange–Rump 2017),
-    allow_negative_zero=True (accept -0.0 for an exact zero, as FTZ hardware gives) and fma=True (dot products
-    computed with fused multiply-adds); each takes True or False only.
+    Every bound standard also takes directed=True (u -> 2u, any rounding mode or truncation; Lange–Rump 2017),
+    ftz=True (the CLI prefix 'ftz:': flush-to-zero hardware, as fast-math GPU code, FTZ/DAZ CPUs and
+    torch.set_flush_denormal(True); subnormal inputs and results flushed; B = γ_D·S + n·2^emin_in +
+    (n-1)·(1+γ_{D-1})·2^emin_acc with D the structure's depth, sums only; docs/standards.md) and fma=True (dot
+    products computed with fused multiply-adds); every standard takes any_zero_sign=True (exact and faithful take
+    either sign of an exact zero: math.fsum and numpy's, torch's and jax's sums of -0.0 terms return +0.0; bound
+    standards take -0.0 whenever 0 is within B; allow_negative_zero= is its older name). Each takes True or False
+    only.
     result_dtype: the result's dtype name, the default of mixed's out.
     A Standard pickles (multiprocessing, pytest-xdist) and compares with ==.
 
@@ -142,6 +150,10 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
         return name
     if not isinstance(name, str):
         raise TypeError(f"standard={name!r}: expected a name ({_NAMES}) or an exactref.Standard")
+    if "allow_negative_zero" in params:  # the older name of any_zero_sign
+        if "any_zero_sign" in params:
+            raise TypeError("pass any_zero_sign= only (allow_negative_zero= is its older name)")
+        params["any_zero_sign"] = params.pop("allow_negative_zero")
     flags = {k: _flag(params.pop(k), k) for k in _COMMON if k in params}
     if ":" in name:
         mix = {k: params.pop(k) for k in ("acc", "out") if k in params}
@@ -155,7 +167,9 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
             built = _mixed(mix["acc"], mix.get("out"), result_dtype, built, f"standard={name!r}")
         if flags.get("directed") and not built.directed:
             built = _core.directed(built)
-        return _core.with_options(built, flags.get("allow_negative_zero", built.allow_negative_zero),
+        if flags.get("ftz") and not built.ftz:
+            built = _core.ftz(built)
+        return _core.with_options(built, flags.get("any_zero_sign", built.any_zero_sign),
                                   flags.get("fma", built.fma))
     if name == "directed":
         base = params.pop("base", "any_order")
@@ -213,8 +227,10 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
         built = _core.mixed(dtype_name(params["acc"], "acc"), dtype_name(out, "out"), None)
     if flags.get("directed"):
         built = _core.directed(built)
-    if flags.get("allow_negative_zero") or flags.get("fma"):
-        built = _core.with_options(built, flags.get("allow_negative_zero", False), flags.get("fma", False))
+    if flags.get("ftz"):
+        built = _core.ftz(built)
+    if flags.get("any_zero_sign") or flags.get("fma"):
+        built = _core.with_options(built, flags.get("any_zero_sign", False), flags.get("fma", False))
     return built
 
 

@@ -1,10 +1,10 @@
 // Bindings of the error models (standard.h) and of covers()' verdict (covers.h). The Python layer
 // (exactref/_standards.py) turns `standard="tree", height=5` and `standard="levels:fold/4,any"` into these factories.
 //
-// A Standard is one record (rule, levels, structured, acc, out, directed, fma, allow_negative_zero); the classic
+// A Standard is one record (rule, levels, structured, acc, out, directed, fma, any_zero_sign); the classic
 // names (kind, height, chunks, combine) are derived from it, read-only, for the code written before the levels model.
-// Pickled state: (name(), allow_negative_zero): parse_standard reads name() back, the flag is not part of the name.
-// The state of the earlier model (kind, height, chunks, combine, acc, out, directed, fma, allow_negative_zero) is
+// Pickled state: (name(), any_zero_sign): parse_standard reads name() back, the flag is not part of the name.
+// The state of the earlier model (kind, height, chunks, combine, acc, out, directed, fma, any_zero_sign) is
 // still read, so pickles written before the levels model load.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -112,29 +112,29 @@ std::vector<level_tuple> levels_of(const standard& s) {
 
 // ---- pickling --------------------------------------------------------------------------------------------------------
 
-using standard_state = std::tuple<std::string, bool>;  // (name(), allow_negative_zero)
+using standard_state = std::tuple<std::string, bool>;  // (name(), any_zero_sign)
 
-standard_state state_of(const standard& s) { return {s.name(), s.allow_negative_zero}; }
+standard_state state_of(const standard& s) { return {s.name(), s.any_zero_sign}; }
 
 [[noreturn]] void not_a_state(const std::string& why) {
     throw nb::value_error(("not the state of an exactref.Standard: " + why).c_str());
 }
 
 standard from_state(const standard_state& st) {
-    const auto& [name, allow_negative_zero] = st;
+    const auto& [name, any_zero_sign] = st;
     standard s;
     try {
         s = parse_standard(name);
     } catch (const std::invalid_argument& e) {
         not_a_state(std::string("name '") + name + "' does not parse: " + e.what());
     }
-    s.allow_negative_zero = allow_negative_zero;
+    s.any_zero_sign = any_zero_sign;
     if (s.name() != name) not_a_state("name '" + name + "' is not canonical (it reads back as '" + s.name() + "')");
     return s;
 }
 
 // The state of the model before levels: (kind, height, chunks, combine, acc, out, directed, fma,
-// allow_negative_zero), rebuilt through the factories and checked to read back the same (a field the factories would
+// any_zero_sign), rebuilt through the factories and checked to read back the same (a field the factories would
 // not set, such as chunks on a tree, is refused).
 using legacy_state = std::tuple<std::string, std::uint64_t, std::uint64_t, std::string, std::optional<std::string>,
                                 std::optional<std::string>, bool, bool, bool>;
@@ -142,11 +142,11 @@ using legacy_state = std::tuple<std::string, std::uint64_t, std::uint64_t, std::
 legacy_state legacy_state_of(const standard& s) {
     return {kind_name(s),         tree_height_of(s),   chunks_of(s),
             combine_of(s),        dtype_name(s.accumulate), dtype_name(s.output),
-            s.directed,           s.fma,               s.allow_negative_zero};
+            s.directed,           s.fma,               s.any_zero_sign};
 }
 
 standard from_legacy_state(const legacy_state& st) {
-    const auto& [kind, height, chunks, combine, acc, out, is_directed, fma, allow_negative_zero] = st;
+    const auto& [kind, height, chunks, combine, acc, out, is_directed, fma, any_zero_sign] = st;
     standard s;
     if (kind == "exact") s = exactref::exact();
     else if (kind == "faithful") s = exactref::faithful();
@@ -157,7 +157,7 @@ standard from_legacy_state(const legacy_state& st) {
     else not_a_state("kind '" + kind + "'");
     if (is_directed) s = exactref::directed(s);
     s.fma = fma;
-    s.allow_negative_zero = allow_negative_zero;
+    s.any_zero_sign = any_zero_sign;
     if (legacy_state_of(s) != st) not_a_state("it would read back as '" + s.name() + "'");
     return s;
 }
@@ -165,7 +165,7 @@ standard from_legacy_state(const legacy_state& st) {
 standard standard_from(const nb::tuple& st) {
     if (st.size() == 2) {
         standard_state typed;
-        if (!nb::try_cast(st, typed)) not_a_state("expected (name: str, allow_negative_zero: bool)");
+        if (!nb::try_cast(st, typed)) not_a_state("expected (name: str, any_zero_sign: bool)");
         return from_state(typed);
     }
     if (st.size() == 9) {
@@ -173,7 +173,7 @@ standard standard_from(const nb::tuple& st) {
         if (!nb::try_cast(st, typed)) not_a_state("a 9-field state of the wrong types");
         return from_legacy_state(typed);
     }
-    not_a_state("expected (name: str, allow_negative_zero: bool), got " + std::to_string(st.size()) + " fields");
+    not_a_state("expected (name: str, any_zero_sign: bool), got " + std::to_string(st.size()) + " fields");
 }
 
 }  // namespace
@@ -214,10 +214,12 @@ void bind_standards(nb::module_& m) {
         .def_prop_ro("out", [](const standard& s) { return dtype_name(s.output); },
                      "mixed: the output (result) dtype name, else None.")
         .def_ro("directed", &standard::directed)
+        .def_ro("ftz", &standard::ftz,
+                "True for ftz: (flush-to-zero hardware: subnormal inputs and results flushed; sums only).")
         .def_ro("fma", &standard::fma)
-        .def_ro("allow_negative_zero", &standard::allow_negative_zero)
+        .def_ro("any_zero_sign", &standard::any_zero_sign)
         .def("__repr__", [](const standard& s) {
-            return "exactref.standard('" + s.name() + "'" + (s.allow_negative_zero ? ", allow_negative_zero=True" : "") +
+            return "exactref.standard('" + s.name() + "'" + (s.any_zero_sign ? ", any_zero_sign=True" : "") +
                    ")";
         })
         .def("__eq__", [](const standard& a, const standard& b) { return a == b; })
@@ -238,14 +240,15 @@ void bind_standards(nb::module_& m) {
           },
           nb::arg("acc"), nb::arg("out"), nb::arg("base").none());
     m.def("directed", &exactref::directed, nb::arg("base"));
+    m.def("ftz", &exactref::ftz, nb::arg("base"));
     m.def("parse_standard", [](const std::string& text) { return exactref::parse_standard(text); }, nb::arg("text"));
     m.def("with_options",
-          [](standard s, bool allow_negative_zero, bool fma) {
-              s.allow_negative_zero = allow_negative_zero;
+          [](standard s, bool any_zero_sign, bool fma) {
+              s.any_zero_sign = any_zero_sign;
               s.fma = fma;
               return s;
           },
-          nb::arg("standard"), nb::arg("allow_negative_zero"), nb::arg("fma"));
+          nb::arg("standard"), nb::arg("any_zero_sign"), nb::arg("fma"));
 
     nb::class_<verdict_sensitivity>(m, "Sensitivity",
                                     "What a check can see (exactref/covers.h): the bound B relative to |s|, to "

@@ -226,7 +226,7 @@ def test_signed_zero_rules():
     r = er.sum(np.array([1.0, -1.0], np.float32))
     assert r.covers(np.float32(0.0))
     assert not r.covers(np.float32(-0.0))
-    assert r.covers(np.float32(-0.0), allow_negative_zero=True)
+    assert r.covers(np.float32(-0.0), any_zero_sign=True)
     assert r.covers(np.float32(-0.0), "directed")
     assert er.sum(np.array([-0.0, -0.0], np.float32)).covers(np.float32(-0.0))
 
@@ -423,7 +423,7 @@ def test_counts_out_of_range_name_the_range():
         er.standard("tree", height=2.5)
 
 
-@pytest.mark.parametrize("flag", ["directed", "allow_negative_zero", "fma"])
+@pytest.mark.parametrize("flag", ["directed", "any_zero_sign", "fma"])
 @pytest.mark.parametrize("value", ["no", 1, None, 0.0])
 def test_flags_take_only_bools(flag, value):
     with pytest.raises(TypeError, match=rf"{flag}={value!r}: expected True or False"):

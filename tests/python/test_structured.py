@@ -139,25 +139,25 @@ def test_bad_keyword_forms_say_what_is_accepted():
 @pytest.mark.parametrize("name, params", [
     (STRUCTURE, {}), ("levels:fold%65536,tree:256,any", {}), ("levels:tree@3:8,fold/2,any", {}),
     (STRUCTURE, {"directed": True}), (STRUCTURE, {"acc": "float32", "out": "bfloat16"}),
-    ("levels:fold/8,any+fma", {"allow_negative_zero": True}), ("mixed:float32:float16:tree:7", {}),
-    ("exact", {"allow_negative_zero": True}),
+    ("levels:fold/8,any+fma", {"any_zero_sign": True}), ("mixed:float32:float16:tree:7", {}),
+    ("exact", {"any_zero_sign": True}),
 ])
 def test_structured_and_composed_standards_pickle(name, params):
     model = er.standard(name, **params)
     state = model.__getstate__()
-    assert state == (model.name, model.allow_negative_zero)  # the name parses back; the flag is not in it
+    assert state == (model.name, model.any_zero_sign)  # the name parses back; the flag is not in it
     back = pickle.loads(pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
     assert back == model
     fields = ("name", "rule", "levels", "structure", "structured", "kind", "acc", "out", "directed", "fma",
-              "allow_negative_zero")
+              "any_zero_sign")
     assert [getattr(back, f) for f in fields] == [getattr(model, f) for f in fields]
 
 
 @pytest.mark.parametrize("state, why", [
     (("levels:foo,any", False), "name 'levels:foo,any' does not parse: unknown level order 'foo'"),
     (("tree:05", False), re.escape("name 'tree:05' is not canonical (it reads back as 'tree:5')")),
-    (("any_order", "no"), r"expected \(name: str, allow_negative_zero: bool\)"),
-    (("any_order", False, 3), r"expected \(name: str, allow_negative_zero: bool\), got 3 fields"),
+    (("any_order", "no"), r"expected \(name: str, any_zero_sign: bool\)"),
+    (("any_order", False, 3), r"expected \(name: str, any_zero_sign: bool\), got 3 fields"),
 ])
 def test_a_new_form_state_exactref_did_not_write_is_refused(state, why):
     blank = er.Standard.__new__(er.Standard)
@@ -166,7 +166,7 @@ def test_a_new_form_state_exactref_did_not_write_is_refused(state, why):
 
 
 def test_the_state_of_the_earlier_model_still_loads():
-    # (kind, height, chunks, combine, acc, out, directed, fma, allow_negative_zero), as pickles written before the
+    # (kind, height, chunks, combine, acc, out, directed, fma, any_zero_sign), as pickles written before the
     # levels model hold them.
     blank = er.Standard.__new__(er.Standard)
     blank.__setstate__(("split_k", 0, 4, "pairwise", None, None, True, False, False))
