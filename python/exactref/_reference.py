@@ -358,7 +358,12 @@ class Reference:
     def bound(self, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
         """The bound B of `standard` for results of `dtype`, rounded upward to binary64 (never below the exact B).
 
-        dtype: the result format (numpy's names, or 'bfloat16'), by default the input's dtype (mixed: its out=).
+        dtype: the format the result is computed in (numpy's names, or 'bfloat16'): a standard's bound depends on
+            it (u = 2^-p of that format, DESIGN §3), so a float32 result of bfloat16 terms has the float32 bound,
+            bound("any_order", dtype="float32") = (n-1)·2^-24·S, not the bfloat16 one. A Reference does not know the
+            result's format, so the default is the input's dtype (mixed: its out=); covers(), verdict(), ratios()
+            and assert_covers always use the result's dtype (or their dtype=), which is the bound verdict().bound
+            shows.
         Returns a float for a 0-d
         Reference, else a float64 array. 0 for exact and faithful; inf when the model gives no finite bound
         (k·u >= 1 in γ_k); nan when special terms decide (no bound applies).
