@@ -286,3 +286,19 @@ def test_hint_for_float16_terms_and_overflowing_results():
     r = er.sum(h)
     assert not r.covers(np.float32(np.inf)) and r.covers(np.float16(np.inf))
     assert "exactly representable in float16" in r.hint(np.float32(np.inf))
+
+
+@needs_bfloat16
+def test_dtype_converts_exactly_between_float32_and_bfloat16():
+    x = np.random.default_rng(4).standard_normal(300).astype(BF16)
+    r = er.sum(x)
+    as_bf16 = np.array(r.nearest("bfloat16"))                      # an ml_dtypes bfloat16 value
+    assert r.covers(as_bf16, "exact") and r.covers(as_bf16, "exact", dtype="float32") == r.covers(
+        as_bf16.astype(np.float32), "exact")
+    wide = np.float32(r.nearest("float32"))                        # judged as bfloat16 only when exactly one
+    if float(np.array(wide).astype(BF16).astype(np.float32)) == float(wide):
+        assert r.covers(wide, "exact", dtype="bfloat16") == r.covers(np.array(wide).astype(BF16), "exact")
+    else:
+        with pytest.raises(ValueError, match="not all exactly bfloat16 values"):
+            r.covers(wide, dtype="bfloat16")
+    assert r.covers(np.float32(float(as_bf16)), dtype=BF16, standard="exact")
