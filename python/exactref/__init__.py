@@ -17,13 +17,13 @@ contract.
 
 from __future__ import annotations
 
-import operator
-from typing import Any, Sequence, Union
+import operator as _operator
+from typing import Any as _Any, Sequence as _Sequence, Union as _Union
 
-import numpy as np
+import numpy as _np
 
 from . import _core
-from ._arrays import as_threads, asarray, host_array
+from ._arrays import as_threads as _as_threads, asarray, host_array as _host_array
 from ._orders import fold_sum, kahan_sum, pairwise_sum, tree_height, tree_sum
 from ._products import dot, matmul
 from ._reference import Reference, ReferenceArray
@@ -40,11 +40,18 @@ __all__ = [
     "pairwise_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
 ]
 
+del annotations  # the name the __future__ import binds; `from exactref import *` and dir(er) show the API only
 
-def _axes(axis: Union[None, int, Sequence[int]], ndim: int) -> tuple:
+
+def __dir__() -> list:
+    """dir(er): the public API (__all__) and __version__, not the helpers the package imports (PEP 562)."""
+    return sorted([*__all__, "__version__"])
+
+
+def _axes(axis: _Union[None, int, _Sequence[int]], ndim: int) -> tuple:
     if axis is None:
         return tuple(range(ndim))
-    items = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    items = (axis,) if _np.ndim(axis) == 0 else tuple(axis)
     out = []
     for a in items:
         try:
@@ -57,19 +64,19 @@ def _axes(axis: Union[None, int, Sequence[int]], ndim: int) -> tuple:
     return tuple(out)
 
 
-def _normalize_axis(a: Any, ndim: int) -> int:
-    i = operator.index(a)
+def _normalize_axis(a: _Any, ndim: int) -> int:
+    i = _operator.index(a)
     if not -ndim <= i < ndim:
         raise ValueError(f"axis {i} is out of bounds for an array of dimension {ndim}")
     return i + ndim if i < 0 else i
 
 
-_SCALAR_INDEX = np.zeros((), dtype=np.int64)  # the index of every 0-d Reference of one sum (never written to)
+_SCALAR_INDEX = _np.zeros((), dtype=_np.int64)  # the index of every 0-d Reference of one sum (never written to)
 _SCALAR_INDEX.flags.writeable = False
 
 
-def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 - mirrors np.sum
-        structure: Any = None, threads: Any = None) -> Reference:
+def sum(x: _Any, axis: _Union[None, int, _Sequence[int]] = None, *,  # noqa: A001 - mirrors np.sum
+        keepdims: bool = False, structure: _Any = None, threads: _Any = None) -> Reference:
     """The exact reference of Σ x: exact s and S = Σ|x_i|, n, the dtype and the special-value state.
 
     x: float16/float32/float64/bfloat16 array of any shape and strides (numpy, DLPack in host memory, Python floats).
@@ -82,6 +89,9 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 -
         ints or only bools is refused. A numpy masked array is refused (pass x.compressed() or x.filled(value)).
     axis: None (every element, a 0-d Reference), an int or a tuple of ints: a Reference with the remaining axes, one
         exact reference per output element, like np.sum(x, axis).
+    keepdims: False (default) or True: the reduced axes stay in the Reference's shape with length one, as in
+        np.sum(x, axis, keepdims=True) (axis=None: shape (1,) * x.ndim), so results computed with keepdims=True are
+        judged element by element without a squeeze. The references are the same; only the shape differs.
     structure: structured standards whose bounds the reference holds (DESIGN §3, "Structured standards"): a spelling
         such as "levels:fold/4,any" (4 threads, static chunks, combined in any order), an exactref.Standard, or a
         list of them; a "mixed:ACC:OUT:" or "directed:" prefix may come with it (the bound is kept for every
@@ -109,24 +119,29 @@ def sum(x: Any, axis: Union[None, int, Sequence[int]] = None, *,  # noqa: A001 -
     Fraction(21617278211378381, 36028797018963968)
     >>> er.sum(np.ones((3, 4), np.float32), axis=1).nearest()
     array([4., 4., 4.], dtype=float32)
+    >>> er.sum(np.ones((3, 4)), axis=1, keepdims=True).shape
+    (3, 1)
     >>> r = er.sum(x, structure="levels:fold/4,any")
     >>> r.covers(omp_sum(x, threads=4), standard="levels:fold/4,any")
     array(True)
     """
-    if axis is None and structure is None and type(x) is np.ndarray:  # the fast path: whole contiguous arrays
-        refs = _core.sum_contiguous(x, 0 if threads is None else as_threads(threads))
+    if not isinstance(keepdims, (bool, _np.bool_)):
+        raise TypeError(f"keepdims={keepdims!r}: expected True or False")
+    if axis is None and structure is None and not keepdims and type(x) is _np.ndarray:  # the fast path: whole contiguous arrays
+        refs = _core.sum_contiguous(x, 0 if threads is None else _as_threads(threads))
         if refs is not None:
             return Reference(refs, _SCALAR_INDEX)
-    a, name = host_array(x, "x")
+    a, name = _host_array(x, "x")
     axes = _axes(axis, a.ndim)
     keep = [d for d in range(a.ndim) if d not in axes]
     view = a.transpose(keep + list(axes))  # a view: the reduced axes last, in the order given
     models = _structures(structure)
-    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes), models, as_threads(threads))
-    return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape([a.shape[d] for d in keep]))
+    refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes), models, _as_threads(threads))
+    shape = [1 if d in axes else a.shape[d] for d in range(a.ndim)] if keepdims else [a.shape[d] for d in keep]
+    return Reference(refs, _np.arange(len(refs), dtype=_np.int64).reshape(shape))
 
 
-def ulp_error(result: Any, reference: Reference) -> np.ndarray:
+def ulp_error(result: _Any, reference: Reference) -> _np.ndarray:
     """(r - s) / ulp(RN(s)) for each result r against its exact reference s, in ulps of the result's format.
 
     ulp = 2^(max(e, emin) - p + 1) with 2^e <= |RN(s)| < 2^(e+1) (the smallest subnormal when RN(s) = 0, the ulp of

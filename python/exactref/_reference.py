@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _core
 from ._arrays import dtype_name, host_array, numpy_dtype
+from ._hints import exactly_as, narrower_format_hint
 from ._standards import standard as make_standard
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -45,7 +46,7 @@ class Reference:
     Built by er.sum, er.dot and er.matmul; not constructed directly.
 
     Attributes: shape, ndim, size, dtype (the input's dtype name), count (n, the number of terms), is_dot,
-    exact (s as fractions.Fraction), abs_sum (S as Fraction), decimal (s as an exact decimal string), structures
+    exact (s as fractions.Fraction), abs_sum (Σ|t_i| as Fraction; inf/nan with special terms), decimal (s as an exact decimal string), structures
     (the structured standards it was built with).
     Methods: covers(result, standard=..., **params), verdict(...), explain(result), bound(standard, **params),
     nearest(dtype).
@@ -142,8 +143,17 @@ class Reference:
 
     @property
     def abs_sum(self) -> Any:
-        """S = Σ|t_i| over the finite terms, exactly, as a fractions.Fraction (object array for array References)."""
-        return self._objects(lambda i: _fraction(self._refs.abs_sum_parts(i), specials=False))
+        """Σ|t_i| over every term, exactly, as a fractions.Fraction (object array for array References).
+
+        Special terms, as the C++ reference.abs_sum and the CLI's abs_sum report them: math.inf when a term is
+        +Inf or -Inf (|±Inf| = +Inf), math.nan when a term is NaN (|NaN| is NaN; NaN wins over Inf). The bounds of
+        covers() use S, the finite part (the sum over the finite terms): special terms are judged by the
+        special-value rules instead (DESIGN §3).
+
+        >>> er.sum(np.array([2.0, np.inf, 3.0])).abs_sum
+        inf
+        """
+        return self._objects(lambda i: _fraction(self._refs.abs_sum_parts(i)))
 
     @property
     def structures(self) -> List[str]:
@@ -166,7 +176,14 @@ class Reference:
         'f4' float32, 'half' float16), or 'bfloat16'.
 
         rounding: "nearest" (ties to even), "toward_zero", "upward", "downward". Overflow gives ±Inf or ±max as the
-        mode dictates; special terms give NaN/±Inf; an exact zero is -0.0 only when every term was -0.0.
+        mode dictates; special terms give NaN/±Inf. An exact zero s takes the sign IEEE 754-2019 §6.3 gives a sum:
+        -0.0 when every term was -0.0 (every mode); otherwise +0.0, except under "downward" (roundTowardNegative),
+        where an exact zero of terms of mixed signs or of cancelling terms ([+0.0, -0.0], [1.0, -1.0]) is -0.0; only
+        all +0.0 terms stay +0.0 there. The empty sum (n = 0) is +0.0 in every mode. A non-zero s that rounds to
+        zero (a narrower dtype) keeps the sign of s.
+
+        >>> er.sum(np.array([1.0, -1.0])).nearest(rounding="downward")
+        np.float64(-0.0)
         Returns a numpy scalar for a 0-d Reference, else an array of the Reference's shape.
 
         >>> er.sum(np.array([0.1, 0.2])).nearest()
@@ -185,23 +202,36 @@ class Reference:
     def _standard(self, standard: Any, params: dict, result_dtype: str) -> Any:
         return make_standard(standard, result_dtype=result_dtype, **params)
 
-    def _pair(self, result: Any) -> Tuple[Tuple[int, ...], np.ndarray, np.ndarray, str]:
+    def _pair(self, result: Any, dtype: Any = None) -> Tuple[Tuple[int, ...], np.ndarray, np.ndarray, str]:
         res, name = host_array(result, "result")
+        if dtype is not None:
+            target = dtype_name(dtype, "dtype")
+            if target != name:
+                values = res.view(numpy_dtype("bfloat16")) if name == "bfloat16" else res  # from its uint16 storage
+                converted = exactly_as(values, target)
+                if converted is None:
+                    raise ValueError(f"dtype={target!r}: the results ({name}) are not all exactly {target} values; "
+                                     f"dtype= names the format the results were computed in and never rounds them")
+                res, name = host_array(converted, "result")
         shape = results_shape(res.shape, self.shape)
         index = np.ascontiguousarray(np.broadcast_to(self._index, shape), dtype=np.int64).ravel()
         flat = np.ascontiguousarray(np.broadcast_to(res, shape)).ravel()
         return shape, index, flat, name
 
-    def covers(self, result: Any, standard: Any = "any_order", **params: Any) -> np.ndarray:
+    def covers(self, result: Any, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> np.ndarray:
         """Is each result within the error model `standard` of its exact reference? Decided in exact arithmetic.
 
         result: a float16/float32/float64/bfloat16 array (numpy, DLPack, Python float); its dtype is the result
-            format. Its shape is one of (see exactref.Reference, "Shapes of results"):
+            format, unless dtype= names it. Its shape is one of (see exactref.Reference, "Shapes of results"):
               r.shape               one result per reference element;
               (k, ..., *r.shape)    a stack of runs, each of the Reference's shape exactly;
               any shape that broadcasts TO r.shape, e.g. a scalar: one result for every element it stands for.
             A shape that would broadcast the references themselves, such as (4, 1) against (4,) (giving (4, 4):
             every result against every reference), is refused: squeeze it (np.squeeze, keepdims=False).
+        dtype: None (the result's own dtype) or the format the results were computed in ('float32', np.float32,
+            'bfloat16', ...): a float32 result held as a Python float or float64 array is judged as float32 with
+            dtype='float32' (its bounds use u = 2^-24). Every result must be exactly a value of that format (a
+            ValueError otherwise: nothing is rounded).
         standard, params: see exactref.standard: "any_order" (default), "exact", "faithful", "tree" (height=),
             "split_k" (chunks=, combine=), "mixed" (acc=, out=, base=), "directed" (base=), a structured standard
             "levels:fold/4,any" (levels=; the Reference must be built with it: er.sum(x, structure=...));
@@ -223,19 +253,63 @@ class Reference:
         >>> r.covers(er.asarray(run), standard="any_order").all()
         True
         """
-        shape, index, flat, name = self._pair(result)
+        shape, index, flat, name = self._pair(result, dtype)
         model = self._standard(standard, params, name)
         covered = self._refs.covers(index, flat, "bfloat16" if name == "bfloat16" else None, model)
         return covered.view(np.bool_).reshape(shape)
 
-    def _detail(self, result: Any, standard: Any, params: dict) -> Tuple:
-        shape, index, flat, name = self._pair(result)
+    def _detail(self, result: Any, standard: Any, params: dict, dtype: Any = None) -> Tuple:
+        shape, index, flat, name = self._pair(result, dtype)
         model = self._standard(standard, params, name)
         as_dtype = "bfloat16" if name == "bfloat16" else None
         covered, ratio, error, ulps = self._refs.covers_detail(index, flat, as_dtype, model)
         return shape, index, flat, as_dtype, model, covered.view(np.bool_), ratio
 
-    def verdict(self, result: Any, standard: Any = "any_order", **params: Any) -> Any:
+    def ratios(self, result: Any, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> np.ndarray:
+        """|r - s| / B for each result: how far inside (<= 1) or outside (> 1) the bound B of `standard` it lies.
+
+        Arguments, result shapes and errors as in covers(). Returns a float64 array of the shape covers() returns
+        (0-d for a single result), consistent with it element by element: ratio <= 1 exactly where covers() is
+        True. The value is the exact ratio rounded to binary64 (display precision); where that rounding would cross
+        1 against the exact verdict, it is 1.0 for a covered result and the next binary64 above 1 for a rejected
+        one.
+          0    r == s exactly (and the sign rules accept it), and every covered result of "exact" and "faithful"
+               (their B is 0: the ratio says only covered or not);
+          inf  B = 0 and r != s; a rejected result of "exact"/"faithful"; a zero of the wrong sign; a rejected NaN
+               or ±Inf result, or a finite result where special terms decide (a NaN or Inf term).
+        A NaN or ±Inf result that the special-value rules cover (DESIGN §3) is 0.
+
+        >>> er.sum(np.array([0.1, 0.2, 0.3])).ratios(np.array([0.6, 0.5999999999999999]))
+        array([0.20833333, 1.04166667])
+        """
+        shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params, dtype)
+        ratio = np.array(ratio, dtype=np.float64)
+        ratio[covered & ~(ratio <= 1.0)] = 1.0
+        ratio[~covered & (ratio <= 1.0)] = np.nextafter(1.0, 2.0)
+        return ratio.reshape(shape)
+
+    def hint(self, result: Any, standard: Any = "any_order", **params: Any) -> str:
+        """'' or a hint for a rejected result that is exactly a value of a narrower format and is covered when
+        judged as that format ("hint: the result is exactly representable in float32 and is covered when judged
+        as float32: pass a np.float32 or dtype='float32'"): the usual cause is a float32 result turned into a
+        Python float. For one result (the worst when given several); never changes a verdict."""
+        shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params)
+        if flat.size == 0 or covered.all():
+            return ""
+        worst = worst_position(covered, ratio)
+        return self._hint_at(index[worst], flat[worst], as_dtype or flat.dtype.name, standard, params)
+
+    def _hint_at(self, i: int, value: Any, result_dtype: str, standard: Any, params: dict) -> str:
+        one = Reference(self._refs, np.asarray(int(i), dtype=np.int64))
+
+        def covered_as(converted: Any) -> bool:
+            try:
+                return bool(one.covers(converted, standard, **params))
+            except (ValueError, TypeError):  # a standard that does not apply to that format
+                return False
+        return narrower_format_hint(np.asarray(value), result_dtype, covered_as)
+
+    def verdict(self, result: Any, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
         """The full verdict (an exactref.Verdict) for the worst result: the first violation with the largest ratio,
         or the largest ratio when all are covered. See covers() for arguments.
 
@@ -245,9 +319,11 @@ class Reference:
         of 0; never for exact and faithful), sensitivity (an exactref.Sensitivity: of_sum = B/|s|, of_abs_sum = B/S,
         of_largest = B/max|x_i|, nan for dots and matrix products; zeros for exact and faithful), advice (when
         vacuous: a tighter standard or a smaller n that would see something). message() is the multi-line text
-        assert_covers shows, with a "sees" line.
+        assert_covers shows, with a "sees" line. For a rejected result that is exactly a value of a narrower format
+        covered in that format (a float32 result passed as a Python float), r.hint(result, standard) gives the
+        hint line that assert_covers adds; the Verdict itself judges the format it was given.
         Raises ValueError when there is no result to judge (an empty result, or an empty Reference)."""
-        shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params)
+        shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params, dtype)
         if flat.size == 0:
             raise ValueError(f"verdict: no results to judge: the results have shape {shape} (the references "
                              f"{self.shape}); covers() of an empty result is an empty array")
@@ -283,7 +359,12 @@ class Reference:
     def bound(self, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
         """The bound B of `standard` for results of `dtype`, rounded upward to binary64 (never below the exact B).
 
-        dtype: the result format (numpy's names, or 'bfloat16'), by default the input's dtype (mixed: its out=).
+        dtype: the format the result is computed in (numpy's names, or 'bfloat16'): a standard's bound depends on
+            it (u = 2^-p of that format, DESIGN §3), so a float32 result of bfloat16 terms has the float32 bound,
+            bound("any_order", dtype="float32") = (n-1)·2^-24·S, not the bfloat16 one. A Reference does not know the
+            result's format, so the default is the input's dtype (mixed: its out=); covers(), verdict(), ratios()
+            and assert_covers always use the result's dtype (or their dtype=), which is the bound verdict().bound
+            shows.
         Returns a float for a 0-d
         Reference, else a float64 array. 0 for exact and faithful; inf when the model gives no finite bound
         (k·u >= 1 in γ_k); nan when special terms decide (no bound applies).

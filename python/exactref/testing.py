@@ -64,17 +64,22 @@ def order_free_max_terms(dtype: Any = "float32") -> int:
     return int(_core.order_free_max_terms(dtype_name(dtype, "dtype")))
 
 
-def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order", **params: Any) -> None:
+def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order", *, dtype: Any = None,
+                  **params: Any) -> None:
     """Asserts that every result in `actual` is covered by `standard` for its exact reference.
 
     actual: results (numpy, DLPack, Python float) of reference.shape, a stack of runs (k, *reference.shape), or a
         shape that broadcasts to reference.shape (see Reference.covers: a shape that would broadcast the references
         themselves, such as (4, 1) against (4,), is a ValueError); their dtype is the result format.
-        reference: from er.sum / er.dot / er.matmul. standard, params: as in Reference.covers. An empty `actual`
-        passes (nothing to judge).
+        reference: from er.sum / er.dot / er.matmul. standard, dtype, params: as in Reference.covers (dtype=: the
+        format the results were computed in, when they come as Python floats). An empty `actual` passes (nothing
+        to judge).
     On failure raises AssertionError whose message names the number of violations, the worst element (its index,
     the result, the exact value, its error, the bound, the ratio error/bound and the error in ulps), the reason
-    when a special-value rule decided, and the first violating indices.
+    when a special-value rule decided, the first violating indices, and a hint when the worst result is exactly a
+    value of a narrower format and covered when judged as that format ("hint: the result is exactly representable
+    in float32 and is covered when judged as float32: pass a np.float32 or dtype='float32'"; Reference.hint). The
+    hint never changes the verdict.
 
     >>> er.testing.assert_covers(np.sum(x), er.sum(x), standard="any_order")
     """
@@ -82,7 +87,7 @@ def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order"
     if not isinstance(reference, Reference):
         raise TypeError(f"reference: expected an exactref.Reference (er.sum, er.dot, er.matmul), got "
                         f"{type(reference).__name__}")
-    shape, index, flat, as_dtype, model, covered, ratio = reference._detail(actual, standard, params)
+    shape, index, flat, as_dtype, model, covered, ratio = reference._detail(actual, standard, params, dtype)
     if covered.all():
         return
     bad = np.flatnonzero(~covered)
@@ -98,4 +103,7 @@ def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order"
     ]
     if first:
         lines.append("first violations at " + ", ".join(str(p if len(p) > 1 else p[0]) for p in first))
+    hint = reference._hint_at(index[worst], flat[worst], as_dtype or flat.dtype.name, standard, params)
+    if hint:
+        lines.append(hint)
     raise AssertionError("\n".join(lines))

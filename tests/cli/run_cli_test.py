@@ -796,6 +796,19 @@ def case_structured_errors(cli, g, work):
                   f"the accepted spelling\n{shown}")
 
 
+def case_sum_abs_sum_specials(cli, g, work):
+    # One rule in every face (issue 15, item 7): abs_sum is Σ|x_i| over every term, so an infinite term (of either
+    # sign) makes it inf and a NaN term nan (|NaN| is NaN, and it wins over Inf); er.Reference.abs_sum agrees
+    # (tests/python/test_faces.py). Finite terms give the exact decimal.
+    for values, expected in (("2, inf, 3", "inf"), ("2, -inf, 3", "inf"), ("inf, -inf", "inf"),
+                             ("2, nan, 3", "nan"), ("nan, inf", "nan"), ("2, -0.5, 3", "5.5")):
+        path = os.path.join(work, "abs_sum_specials.txt")
+        with open(path, "w") as f:
+            f.write(values + "\n")
+        _, out, _, shown = cli.run("sum", "--json", path, expect_rc=0)
+        check(json.loads(out)["abs_sum"] == expected, f"abs_sum of [{values}] is {expected}\n{shown}")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
