@@ -15,6 +15,8 @@
 // details.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

@@ -21,6 +21,8 @@
 //   and deterministic for every launch shape and every run.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cuda_runtime_api.h>  // cudaStream_t, cudaError_t
 
 #include <cstddef>

@@ -16,6 +16,8 @@
 // checked on the encodings; a CPU without FMA and every other product take the 128-bit integer product).
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>

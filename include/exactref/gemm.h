@@ -20,6 +20,8 @@
 // 6 for binary32 N(0, 1) data at K = 1024).
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

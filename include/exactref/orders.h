@@ -33,6 +33,8 @@
 // the caller's rounding mode and FTZ/DAZ on return, so fold_sum({1.0, 0x1p-60}) is 1.0 under FE_UPWARD too.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <ranges>
 #include <span>
 #include <type_traits>

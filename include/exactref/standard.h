@@ -24,6 +24,8 @@
 // product. docs/standards.md has the special-value rules (overflow, directed saturation, -0.0).
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstdint>
 #include <optional>
 #include <string>

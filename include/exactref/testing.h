@@ -9,6 +9,8 @@
 // docs/order-free.md has the construction, the proof and the limits (shared/DESIGN.md §3, "Order-free test data").
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

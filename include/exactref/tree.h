@@ -55,6 +55,8 @@
 // -ffast-math), so the bits do not depend on the compiler either.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <ranges>
