@@ -1,5 +1,5 @@
 // exactref/orders.h — the summation orders people use today, for comparison with the trees of tree.h and with the
-// exact sum (shared/DESIGN.md §4; the ULP study in docs/same-bits.md measures all of them).
+// exact sum (the ULP study in docs/same-bits.md measures all of them).
 //
 //   fold_sum      the left fold ((x0 + x1) + x2) + ...: a plain loop. Error bound (n-1)·u·Σ|x_i| (Higham (4.4);
 //                 Rump, BIT 52 (2012) for the sharp form); any_order() covers it.
