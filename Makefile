@@ -1,12 +1,23 @@
 # The two commands of the README: `make demo` and `make test`. Both install what is missing, configure and build.
 # Other targets: `make build`, `make bench` (Google Benchmark, Release), `make sanitize` (ASan+UBSan tests, -O2 -g, without the
 # pytest run: the Python extension is not built with sanitizers), `make native` (the kernels' tests built with
-# -march=native, and the dispatching kernels compiled for x86-64-v4, -v3 and -v1: issue 12),
+# -march=native, and the dispatching kernels compiled for x86-64-v4, -v3 and -v1),
 # `make long` (long property runs), `make detection` (the detection-power table docs/detection.md: bench/bench_detection
 # under scripts/detection-table, about 20 minutes; not part of `make test`), `make clean`.
+# `make demo` and `make test` print the demo and the test results, not the build: configure and build output goes to
+# build/logs/*.log, whose last lines and path are printed when a step fails.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD := build/default
+DEMO_BUILD := build/demo
 SANITIZE_BUILD := build/sanitize
+LOGS := build/logs
+SHELL := /bin/bash
+
+# $(call logged,LOG-NAME,COMMAND): COMMAND's output into $(LOGS)/LOG-NAME.log; on failure its tail and the path.
+logged = mkdir -p $(LOGS) && if ! $(2) > $(LOGS)/$(1).log 2>&1; then \
+	  tail -n 40 $(LOGS)/$(1).log; echo "make: '$(2)' failed; the whole output is in $(LOGS)/$(1).log" >&2; exit 1; fi
+# ctest's lines for tests that started or passed, left out of the screen (they stay in $(LOGS)/test.log).
+CTEST_QUIET := '^ +Start +[0-9]+: |^ *[0-9]+/[0-9]+ +Test +\#[0-9]+: .* +Passed +[0-9.]+ sec$$'
 
 .PHONY: deps configure build demo test long bench detection native sanitize clean
 
@@ -14,16 +25,22 @@ deps:
 	@scripts/install-deps
 
 configure: deps
-	@cmake --preset default >/dev/null
+	@$(call logged,configure,cmake --preset default)
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	@$(BUILD)/examples/atomic_sum_demo
+# The demo preset: the library and examples/atomic_sum_demo only (no tests, benchmarks, CLI or CUDA detection).
+demo: deps
+	@$(call logged,configure-demo,cmake --preset demo)
+	@$(call logged,build-demo,cmake --build --preset demo -j $(JOBS))
+	@$(DEMO_BUILD)/examples/atomic_sum_demo
 
-test: build
-	@ctest --preset default -j $(JOBS)
+# Every test of the default preset; the screen shows the failures (with their output) and the summary.
+test: configure
+	@$(call logged,build,cmake --build $(BUILD) -j $(JOBS))
+	@echo "Running the tests (the whole ctest output is in $(LOGS)/test.log)"
+	@ctest --preset default -j $(JOBS) 2>&1 | tee $(LOGS)/test.log | grep -v -E $(CTEST_QUIET); exit $${PIPESTATUS[0]}
 
 long: build
 	@ctest --test-dir $(BUILD) -L long --output-on-failure -j $(JOBS)

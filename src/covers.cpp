@@ -993,8 +993,9 @@ std::string verdict::message() const {
 std::string array_verdict::message() const {
     if (size == 0) return "no results to judge: the array of results is empty";
     std::ostringstream os;
-    os << (covered ? "all " + std::to_string(size) + " results covered"
-                   : std::to_string(violations) + " of " + std::to_string(size) + " results not covered");
+    os << (covered ? "all " + std::to_string(size) + " results covered by " + worst.standard
+                   : std::to_string(violations) + " of " + std::to_string(size) + " results not covered by " +
+                         worst.standard);
     if (!first_violations.empty()) {
         os << "; first violations at";
         for (std::size_t i : first_violations) os << ' ' << i;

@@ -376,7 +376,7 @@ TEST(ArrayVerdict, CountsViolationsAndFindsTheWorst) {
     EXPECT_EQ(v.violations, 2u);
     EXPECT_EQ(v.worst_index, 7u);
     EXPECT_EQ(v.first_violations, (std::vector<std::size_t>{3, 7}));
-    EXPECT_THAT(v.message(), ::testing::HasSubstr("2 of 10 results not covered"));
+    EXPECT_THAT(v.message(), ::testing::HasSubstr("2 of 10 results not covered by any_order; first violations at 3 7"));
     std::vector<float> ok(5, good);
     EXPECT_TRUE(covers(std::span<const float>(ok), ref, any_order()));
     EXPECT_TRUE(covers(ok, ref, any_order()));             // a std::vector directly
@@ -392,6 +392,40 @@ TEST(ArrayVerdict, CountsViolationsAndFindsTheWorst) {
     EXPECT_EQ(covers(std::span<const double>(wrong), rows, exact()).worst_index, 1u);
     const std::vector<double> short_results{6};
     EXPECT_THROW(covers(std::span<const double>(short_results), rows, exact()), std::invalid_argument);
+}
+
+
+// The message names the standard whether every result is covered or not, and stays a few lines long however many
+// results there are: the summary, at most 8 violation indices and the worst element's verdict, never every value.
+TEST(ArrayVerdict, MessageNamesTheStandardAndStaysShort) {
+    const std::vector<float> xs{1.0f, 2.0f, 3.0f};
+    const reference ref = sum(xs);
+    const std::vector<float> good(32, 6.0f);
+    const std::string all = covers(good, ref, any_order()).message();
+    EXPECT_THAT(all, ::testing::StartsWith("all 32 results covered by any_order\nworst at index 0:\n"));
+    EXPECT_THAT(all, ::testing::HasSubstr(covers(6.0f, ref, any_order()).message()));
+    EXPECT_THAT(covers(good, ref, exact()).message(), ::testing::StartsWith("all 32 results covered by exact\n"));
+
+    std::vector<float> runs(100000, 6.0f);
+    for (std::size_t i = 100; i < runs.size(); i += 1000) runs[i] = 7.0f;  // planted: 100 wrong results
+    runs[54321] = -6.0f;                                                      // planted, the worst
+    const array_verdict v = covers(runs, ref, any_order());
+    const std::string text = v.message();
+    EXPECT_THAT(text, ::testing::StartsWith("101 of 100000 results not covered by any_order; first violations at "
+                                            "100 1100 2100 3100 4100 5100 6100 7100\nworst at index 54321:\n"));
+    EXPECT_THAT(text, ::testing::HasSubstr(covers(-6.0f, ref, any_order()).message()));
+    EXPECT_LT(text.size(), 2000u) << text;
+    // Through the matcher: GoogleTest prints at most 32 elements of a std::vector, the explanation is v.message().
+    ::testing::TestPartResultArray failures;
+    {
+        const ::testing::ScopedFakeTestPartResultReporter reporter(
+            ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+        EXPECT_THAT(runs, CoversAll(ref, any_order()));
+    }
+    ASSERT_EQ(failures.size(), 1);
+    const std::string failure = failures.GetTestPartResult(0).message();
+    EXPECT_THAT(failure, ::testing::HasSubstr(text));
+    EXPECT_LT(failure.size(), 4000u) << failure;
 }
 
 TEST(Standard, NamesParseBack) {
@@ -504,7 +538,7 @@ TEST(Matcher, AnErrorWhileJudgingFailsInBothPolaritiesWithItsMessage) {
     const std::vector<double> wrong{3.0, 8.0};
     got = failures_of([&] { EXPECT_THAT(wrong, CoversAll(rows, exact())); });
     ASSERT_EQ(got.size(), 1u);
-    EXPECT_THAT(got[0], ::testing::HasSubstr("1 of 2 results not covered; first violations at 1"));
+    EXPECT_THAT(got[0], ::testing::HasSubstr("1 of 2 results not covered by exact; first violations at 1"));
 }
 
 TEST(Matcher, CoversAllDescribesTheExactValues) {

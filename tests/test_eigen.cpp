@@ -279,6 +279,44 @@ TEST(EigenMatchers, HalfAndBfloat16ScalarsAreJudgedAsFloat16AndBfloat16BitForBit
     EXPECT_EQ(covered, 2 + 2) << "faithful: RD and RU of the exact value, in each format";
 }
 
+// A failing CoversAll on a 64 x 32 result: the summary, the standard, the first violations and the worst element,
+// and GoogleTest's "Actual:" line shows the shape and four values (eigen.h's PrintTo), never the 2,048 elements
+// (28 KB before).
+TEST(EigenMatchers, CoversAllFailureOnALargeMatrixIsShort) {
+    std::mt19937_64 rng(64);
+    const Eigen::Index m = 64, k = 50, n = 32;
+    const Eigen::MatrixXf a = gaussian<Eigen::MatrixXf>(m, k, rng), b = gaussian<Eigen::MatrixXf>(k, n, rng);
+    const reference_array refs = matmul(a, b);
+    Eigen::MatrixXf bad = a * b;
+    for (Eigen::Index i = 0; i < m; i += 8) bad(i, 5) += 100.0f;  // planted: 8 wrong elements
+    bad(40, 30) = -1000.0f;                                         // planted, the worst
+    ::testing::TestPartResultArray failures;
+    {
+        const ::testing::ScopedFakeTestPartResultReporter reporter(
+            ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+        EXPECT_THAT(bad, CoversAll(refs, any_order()));
+        EXPECT_THAT(bad, CoversAll(exact_matmul(a, b), any_order()));
+    }
+    ASSERT_EQ(failures.size(), 2);
+    for (int f = 0; f < 2; ++f) {
+        const std::string text = failures.GetTestPartResult(f).message();
+        EXPECT_THAT(text, ::testing::HasSubstr("9 of 2048 results not covered by any_order; first violations at "
+                                               "(0, 5) (8, 5) (16, 5) (24, 5) (32, 5) (40, 5) (40, 30) (48, 5)\n"
+                                               "worst at (40, 30)"));
+        EXPECT_THAT(text, ::testing::HasSubstr("Actual: 64 x 32 Eigen matrix, row-major ["));
+        EXPECT_THAT(text, ::testing::HasSubstr(", ... 2048 values]"));
+        EXPECT_THAT(text, ::testing::HasSubstr(covers(bad(40, 30), refs(40, 30), any_order()).message()));
+        EXPECT_LT(text.size(), 4000u) << text;
+    }
+    // The printer itself: the shape and the first four values in row-major order, for a matrix and an expression.
+    Eigen::Matrix2f small;
+    small << 0.5f, 0.25f, 1.0f, 2.0f;
+    EXPECT_EQ(::testing::PrintToString(small), "2 x 2 Eigen matrix, row-major [0.5, 0.25, 1, 2]");
+    EXPECT_EQ(::testing::PrintToString(small.transpose()), "2 x 2 Eigen matrix, row-major [0.5, 1, 0.25, 2]");
+    EXPECT_EQ(::testing::PrintToString(Eigen::VectorXd::Constant(6, 1.5)),
+              "6 x 1 Eigen matrix, row-major [1.5, 1.5, 1.5, 1.5, ... 6 values]");
+}
+
 TEST(EigenMatchers, CoversAllTakesEigenMatricesVectorsAndExpressions) {
     std::mt19937_64 rng(26);
     const Eigen::Index m = 12, k = 300, n = 10;

@@ -19,6 +19,8 @@
 // every rounding mode and with FTZ/DAZ set.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 // rational k·u/(1 - k·u), so |r - s|·den(B) <= num(B) is an integer inequality. Nothing is rounded on the way; the
 // doubles in a verdict (error, bound, ratio, ulps) are for display only.
 //
-// Special values (shared/DESIGN.md §3): a NaN term makes only NaN covered; +Inf terms only (no -Inf) make only +Inf
+// Special values (docs/standards.md): a NaN term makes only NaN covered; +Inf terms only (no -Inf) make only +Inf
 // covered; both make only NaN covered. With finite terms, +Inf is covered exactly when (1+(n-1)u)·P >= Ω (P = sum of
 // the positive terms, Ω = (2 - 2^-p)·2^emax the round-to-nearest overflow threshold; 2u for directed), -Inf likewise
 // with the negative terms; NaN only when both are (for mixed, Ω is the smaller of acc's and out's). -0.0 is covered
@@ -14,6 +14,8 @@
 // or every finite result (terms of both signs): overflow does not stick under RZ/RD/RU. docs/standards.md has the
 // details.
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +29,7 @@
 
 namespace exactref {
 
-/// What a check can see (DESIGN §3): the bound B relative to the sum, to S = Σ|t_i| (T for dots) and to the largest
+/// What a check can see: the bound B relative to the sum, to S = Σ|t_i| (T for dots) and to the largest
 /// term. A fault that moves the sum by less than B (a lost term, a lost block, a term counted twice) cannot be seen.
 struct verdict_sensitivity {
     double of_sum = 0;      // B / |s| (inf when s = 0 < B)

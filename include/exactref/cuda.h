@@ -7,7 +7,7 @@
 // which wait for the stream. Errors are thrown at the call: std::invalid_argument for bad arguments, cuda_error for a
 // failing CUDA call (with the call, the CUDA error name, and what to check).
 //
-//   Trees (shared/DESIGN.md §4, a contract): device_tree_reduce computes halving(256) or fold(16) over device data,
+//   Trees (docs/same-bits.md; a contract): device_tree_reduce computes halving(256) or fold(16) over device data,
 //   with the bits exactref::tree_reduce gives on the host for the same data, op, shape and accumulation type —
 //   identical bits, except that a NaN result of a sum or product is a NaN on both sides with payload and sign set by
 //   each processor's NaN rules (min, max, any and all match even in the NaN payload). One warp per halving leaf
@@ -20,6 +20,8 @@
 //   n, the special-value state and the signed-zero flags. Integer addition is associative, so the result is exact
 //   and deterministic for every launch shape and every run.
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <cuda_runtime_api.h>  // cudaStream_t, cudaError_t
 

@@ -2,7 +2,7 @@
 //
 // The reference (reference.h) holds s = Σ x_i·y_i and T = Σ |x_i·y_i| exactly (no product and no sum is rounded),
 // n, the input format, and which products could underflow when rounded (min_product_exponent,
-// product_may_underflow). covers() then applies the dot-product rows of the standards (standard.h, DESIGN §3):
+// product_may_underflow). covers() then applies the dot-product rows of the standards (standard.h, docs/standards.md):
 //   any_order        |r - s| <= n·u·T                                   no product below 2^emin, no FMA
 //                    |r - s| <= γ_n·T + n·(1 + (n-1)u)·η, η = 2^(emin-p) otherwise
 //                    (Higham, ASNA 2nd ed., (3.5); Jeannerod & Rump, SIMAX 34 (2013))
@@ -15,6 +15,8 @@
 // p = fl(x·y), e = fma(x, y, -p) (exact when both operands are normal and -918 <= E_x + E_y <= 1021, which is
 // checked on the encodings; a CPU without FMA and every other product take the 128-bit integer product).
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <cstddef>
 #include <cstdint>
@@ -75,7 +77,7 @@ reference dot(std::span<const T> x, std::span<const T> y, const std::vector<stan
 }
 
 /// The exact reference of initial + Σ_i x_i·y_i: an existing output accumulated into (BLAS beta = 1). The initial value
-/// counts as one more term: count = n + 1, abs_sum = |initial| + Σ |x_i·y_i| (DESIGN §3).
+/// counts as one more term: count = n + 1, abs_sum = |initial| + Σ |x_i·y_i| (docs/standards.md).
 /// Throws std::invalid_argument when x and y differ in length.
 template <floating_format T>
 reference dot(std::span<const T> x, std::span<const T> y, T initial);

@@ -2,6 +2,8 @@
 // excluded: include exactref/gtest.h, exactref/multiprecision.h, exactref/eigen.h and exactref/cuda.h for those).
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include "exactref/accumulator.h"
 #include "exactref/covers.h"
 #include "exactref/dot.h"

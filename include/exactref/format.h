@@ -9,6 +9,8 @@
 // low 16 significand bits removed (Google Brain; Intel BF16 whitepaper 2018).
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <bit>          // std::bit_cast
 #include <cstdint>
 #include <stdexcept>    // std::invalid_argument

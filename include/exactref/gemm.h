@@ -5,7 +5,7 @@
 // term), and the underflow fields, exactly as exactref::dot would give for that row and column (bit for bit: same
 // exact values, same special-value state, same term count). covers() then applies the dot rows of the standards:
 // any_order n·u·T (γ_n·T + n(1+(n-1)u)η when a product may underflow or with FMA), split_k(s), mixed(acc, out),
-// directed (DESIGN §3; Higham, ASNA 2nd ed., (3.5) and §4.2; Jeannerod & Rump, SIMAX 34 (2013)).
+// directed (docs/standards.md; Higham, ASNA 2nd ed., (3.5) and §4.2; Jeannerod & Rump, SIMAX 34 (2013)).
 //
 // Two ways to the same exact values (docs/algorithms/ozaki.md):
 //   sliced       the Ozaki scheme: rows of A and columns of B scaled by powers of two and cut without error into
@@ -19,6 +19,8 @@
 // automatic picks the cheaper one from the shapes and the data (2·plan().slice_gemms binary64 GEMMs for sliced:
 // 6 for binary32 N(0, 1) data at K = 1024).
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <cstddef>
 #include <cstdint>

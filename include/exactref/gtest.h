@@ -29,6 +29,8 @@
 // back, and the exact hex; io.h) instead of their raw bytes.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <gmock/gmock.h>
 
 #include <concepts>

@@ -6,6 +6,8 @@
 // (mpfr_strtofr, mpfr_subnormalize) decides, so parsing "0.1" into float16 never passes through float64.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstdint>
 #include <iosfwd>
 #include <span>

@@ -3,6 +3,8 @@
 // including code (exactref::exactref already links them).
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <gmpxx.h>
 #include <mpfr.h>
 

@@ -1,5 +1,5 @@
 // exactref/orders.h — the summation orders people use today, for comparison with the trees of tree.h and with the
-// exact sum (shared/DESIGN.md §4; the ULP study in docs/same-bits.md measures all of them).
+// exact sum (the ULP study in docs/same-bits.md measures all of them).
 //
 //   fold_sum      the left fold ((x0 + x1) + x2) + ...: a plain loop. Error bound (n-1)·u·Σ|x_i| (Higham (4.4);
 //                 Rump, BIT 52 (2012) for the sharp form); any_order() covers it.
@@ -32,6 +32,8 @@
 // each call computes in the default one (round to nearest even, no FTZ/DAZ; detail/fp_environment.h) and restores
 // the caller's rounding mode and FTZ/DAZ on return, so fold_sum({1.0, 0x1p-60}) is 1.0 under FE_UPWARD too.
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <ranges>
 #include <span>

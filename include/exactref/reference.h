@@ -1,6 +1,8 @@
 // exactref/reference.h — the exact reference of a reduction: exact s, exact S = Σ|t_i|, n, the term format.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 //
 // One model. A standard is a rule (exact, faithful, or a bound) and, for a bound, the structure of the reduction
 // from the leaves up: levels, each grouping the items of the level below and combining every group by a left fold,
-// a tree of minimal height, or any order (shared/DESIGN.md §3, "Structured standards"). The classic standards are
+// a tree of minimal height, or any order (docs/algorithms/structured-bounds.md). The classic standards are
 // structures whose bound is flat (a function of n and S = Σ|t_i| only):
 //
 //   standard          structure                      bound B (flat)                                 source
@@ -23,6 +23,8 @@
 // (n-1)·u·S, T = Σ|x_i·y_i| (Higham (3.5); Jeannerod–Rump SIMAX 34 (2013)), and depths count one more rounding for the
 // product. docs/standards.md has the special-value rules (overflow, directed saturation, -0.0).
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <cstdint>
 #include <optional>

@@ -6,8 +6,10 @@
 // `exact` standard (covers.h) then rejects every result that is off by even one quantum: a lost term, a term counted
 // twice, a lost group result. "Allowed" is any order and any binary tree without a structure; with a structure
 // (standard.h, "levels:fold/4,any") it is every evaluation consistent with it, which lets n grow without limit.
-// docs/order-free.md has the construction, the proof and the limits (shared/DESIGN.md §3, "Order-free test data").
+// docs/order-free.md has the construction, the proof and thelimits.
 #pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
 
 #include <cstddef>
 #include <cstdint>

@@ -6,6 +6,8 @@
 // same bits.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <algorithm>
 #include <cstddef>
 

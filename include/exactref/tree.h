@@ -2,7 +2,7 @@
 //
 // A reduction whose order of operations is fixed by the data's length alone gives the same bits on every machine,
 // for every thread count, and (for sums) the same bits as the device trees of include/exactref/cuda/. Two shapes
-// (shared/DESIGN.md §4, a contract: these shapes, these bits; docs/same-bits.md explains them with pictures):
+// (a contract: these shapes, these bits; docs/same-bits.md explains them with pictures):
 //
 //   halving(L = 256), the canonical tree. The data is cut, in order, into leaves of L elements (the last may be
 //     shorter). Inside a leaf, slot t is combined with slot t + L/2, then with t + L/4, ..., then with t + 1 — the
@@ -55,6 +55,8 @@
 // -ffast-math), so the bits do not depend on the compiler either.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <ranges>
@@ -70,7 +72,7 @@ namespace exactref {
 
 // ---- shapes ---------------------------------------------------------------------------------------------------------
 
-/// The two leaf shapes of DESIGN §4.
+/// The two leaf shapes (docs/same-bits.md).
 enum class tree_kind { halving, fold };
 
 /// A tree shape: the leaf kind and the leaf size L (a power of two, 2 <= L <= 2^30).

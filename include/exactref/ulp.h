@@ -1,6 +1,8 @@
 // exactref/ulp.h — distances in units in the last place.
 #pragma once
 
+#include "exactref/config.h"  // C++20, or a clear error
+
 #include <cstdint>
 
 #include "exactref/format.h"

@@ -1,7 +1,7 @@
 // exactref/cuda/tree_steps.cuh — the per-thread and per-lane steps of the device trees, shared by the kernels
 // (src/cuda/tree_kernels.h) and the host block emulator (emulator.cuh), and the launch plan both follow.
 //
-// The shapes are those of tree.h (shared/DESIGN.md §4, a contract). How the device computes them:
+// The shapes are those of tree.h (a contract; docs/same-bits.md). How the device computes them:
 //
 //   halving(256) leaf, one warp per leaf. Lane l holds slots l + 32 j (j = 0..7). Steps h = 128, 64, 32 pair slots of
 //     the same lane (t + h = l + 32 (j + h/32)), so they are register operations (halving_lane_load); steps

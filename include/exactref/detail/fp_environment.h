@@ -3,8 +3,8 @@
 // back afterwards. Internal to src/: the trees and comparison orders (src/tree*.cpp, src/orders.cpp) and the
 // shortest-decimal printer (src/io.cpp).
 //
-// Why: the library promises round-to-nearest-even bits identical on every machine and thread count (shared/DESIGN.md
-// §4, docs/same-bits.md). Native float and double operations round in the thread's current mode and, on x86-64, read
+// Why: the library promises round-to-nearest-even bits identical on every machine and thread count
+// (docs/same-bits.md). Native float and double operations round in the thread's current mode and, on x86-64, read
 // and write subnormals as zero under MXCSR's DAZ and FTZ bits (FZ in AArch64's FPCR): fold_sum([1, 2^-60]) under
 // FE_UPWARD would give 1 + 2^-52, and fold_sum([2^-1074, 2^-1074, 1e-310]) under FTZ/DAZ 0.
 //
