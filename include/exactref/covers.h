@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>  // suggest_narrower_format
 #include <span>
 #include <string>
 #include <vector>
@@ -92,6 +93,23 @@ template <floating_format T>
 std::vector<verdict> explain(T result, const reference& ref) {
     return explain_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref);
 }
+
+/// A hint, never a verdict: the narrower format a rejected result looks computed in. A float32 sum judged as float64
+/// (text input reads as float64 unless told otherwise) fails by thousands of bounds; this says "try float32".
+/// Returns the widest format N narrower than result_format (float32, then float16, then bfloat16) for which both
+/// hold, else nothing:
+///   1. the result is a finite non-zero value of N exactly (the chance that a float64 computation lands on a value
+///      with 24 significant bits is 2^-29 per result; an integer or a power of two fits every format, so its hint
+///      is weak: it says what would cover it, not what happened);
+///   2. `model` read in N covers it with the data's own rounding into N allowed for: |r - s| <= B_N + u_N·S, where
+///      B_N is model's bound with results and terms in N (a non-bound model, exact or faithful, reads as any_order)
+///      and u_N·S bounds how far rounding every term into N moves s (|RN_N(x) - x| <= u_N·|x|). Decided on the
+///      verdict's binary64 numbers: a hint may err by a rounding, a verdict never does.
+/// Nothing for a covered result, a mixed standard (its output format is given), NaN, Inf or zero.
+///   covers_bits(binary64_info, bits_of_float32_sum, ref64, any_order()).covered   // false, ratio 6080
+///   suggest_narrower_format(binary64_info, bits_of_float32_sum, ref64, any_order()) // -> dtype::float32
+std::optional<dtype> suggest_narrower_format(const format_info& result_format, std::uint64_t result_bits,
+                                             const reference& ref, const standard& model);
 
 /// The exact bound B of `model` for `ref` with results in `result_format`, rounded upward to binary64.
 /// +inf when the model gives no finite bound (k·u >= 1 in γ_k). Throws like covers_bits.
