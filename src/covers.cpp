@@ -928,14 +928,16 @@ std::optional<dtype> suggest_narrower_format(const format_info& result_format, s
     const standard reading = model.decides == rule::bound ? model : any_order();
     for (const format_info* n : {&binary32_info, &binary16_info, &bfloat16_info}) {
         if (n->precision >= result_format.precision) continue;
-        // Condition 1: r is a value of N (rounding it into N changes nothing).
+        // Condition 1: r is a value of N (rounding it into N changes nothing), or r is what N's shortest decimal
+        // of RN_N(r) reads as in result_format (a float32 printed with 9 digits and read back as float64).
         const std::uint64_t bits =
             detail::encode(*n, r.negative, r.significand, r.exponent, false, rounding::to_nearest_even);
         const decoded back = decode_bits(*n, bits);
         if (back.is_inf || back.is_nan || back.significand == 0) continue;
         const int shift_r = std::countr_zero(r.significand), shift_b = std::countr_zero(back.significand);
-        if ((r.significand >> shift_r) != (back.significand >> shift_b) || r.exponent + shift_r != back.exponent + shift_b)
-            continue;
+        const bool exactly = (r.significand >> shift_r) == (back.significand >> shift_b) &&
+                             r.exponent + shift_r == back.exponent + shift_b;
+        if (!exactly && parse_number_bits(to_shortest_string(*n, bits), result_format) != result_bits) continue;
         // Condition 2: the same standard read in N, the terms' rounding into N allowed for.
         reference in_n = ref;
         in_n.term_format = n->id;

@@ -98,10 +98,11 @@ std::vector<verdict> explain(T result, const reference& ref) {
 /// (text input reads as float64 unless told otherwise) fails by thousands of bounds; this says "try float32".
 /// Returns the widest format N narrower than result_format (float32, then float16, then bfloat16) for which both
 /// hold, else nothing:
-///   1. the result is a finite non-zero value of N exactly (the chance that a float64 computation lands on a value
-///      with 24 significant bits is 2^-29 per result; an integer or a power of two fits every format, so its hint
-///      is weak: it says what would cover it, not what happened);
-///   2. `model` read in N covers it with the data's own rounding into N allowed for: |r - s| <= B_N + u_N·S, where
+///   1. the result is a finite non-zero value y of N exactly, or it is what N's shortest decimal of y = RN_N(result)
+///      reads as in result_format (a float32 printed as "30.604263" and read as float64); then y is judged. (A
+///      float64 computation lands on such a value with a chance of about 2^-29; a short decimal such as "3.5"
+///      fits every format, so its hint is weak: it says what would cover it, not what happened);
+///   2. `model` read in N covers y with the data's own rounding into N allowed for: |r - s| <= B_N + u_N·S, where
 ///      B_N is model's bound with results and terms in N (a non-bound model, exact or faithful, reads as any_order)
 ///      and u_N·S bounds how far rounding every term into N moves s (|RN_N(x) - x| <= u_N·|x|). Decided on the
 ///      verdict's binary64 numbers: a hint may err by a rounding, a verdict never does.
