@@ -129,7 +129,8 @@ public:
 
     /// The element format: the .npy file's own, else the requested dtype.
     dtype type() const noexcept;
-    /// Replaces chunk's contents by the next values (at most about chunk_values) in type(); false, with chunk
+    /// Replaces chunk's contents by the next values in type() (at most chunk_values from a .npy; from text, at most
+    /// chunk_values + 2^19: the rest of the last 1 MiB read); false, with chunk
     /// empty, at the end of the input (after checking that it ended well: no bytes after .npy data, no read error).
     bool next(data_array& chunk);
     /// Input bytes consumed so far, and the input's size when known (a regular file; 0 for a pipe): for progress.
