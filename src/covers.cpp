@@ -950,6 +950,41 @@ std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_
     return out;
 }
 
+std::optional<dtype> suggest_narrower_format(const format_info& result_format, std::uint64_t result_bits,
+                                             const reference& ref, const standard& model) {
+    if (model.is_mixed()) return std::nullopt;
+    const decoded r = decode_bits(result_format, result_bits);
+    if (r.is_nan || r.is_inf || r.significand == 0) return std::nullopt;
+    if (covers_bits(result_format, result_bits, ref, model).covered) return std::nullopt;
+    const standard reading = model.decides == rule::bound ? model : any_order();
+    for (const format_info* n : {&binary32_info, &binary16_info, &bfloat16_info}) {
+        if (n->precision >= result_format.precision) continue;
+        // Condition 1: r is a value of N (rounding it into N changes nothing), or r is what N's shortest decimal
+        // of RN_N(r) reads as in result_format (a float32 printed with 9 digits and read back as float64).
+        const std::uint64_t bits =
+            detail::encode(*n, r.negative, r.significand, r.exponent, false, rounding::to_nearest_even);
+        const decoded back = decode_bits(*n, bits);
+        if (back.is_inf || back.is_nan || back.significand == 0) continue;
+        const int shift_r = std::countr_zero(r.significand), shift_b = std::countr_zero(back.significand);
+        const bool exactly = (r.significand >> shift_r) == (back.significand >> shift_b) &&
+                             r.exponent + shift_r == back.exponent + shift_b;
+        if (!exactly && parse_number_bits(to_shortest_string(*n, bits), result_format) != result_bits) continue;
+        // Condition 2: the same standard read in N, the terms' rounding into N allowed for.
+        reference in_n = ref;
+        in_n.term_format = n->id;
+        in_n.structures.clear();
+        verdict v;
+        try {
+            v = covers_bits(*n, bits, in_n, reading);
+        } catch (const std::invalid_argument&) {
+            continue;  // a standard that does not apply in N
+        }
+        const double rounding_of_terms = in_n.abs_sum.round<double>(rounding::upward) * std::ldexp(1.0, -n->precision);
+        if (v.covered || std::fabs(v.error) <= v.bound + rounding_of_terms) return n->id;
+    }
+    return std::nullopt;
+}
+
 double bound(const reference& ref, const standard& model, const format_info& result_format) {
     const prepared_reference p = prepare(ref, model, result_format);
     if (model.decides != rule::bound) return 0;

@@ -15,7 +15,7 @@
 #include <cerrno>
 #include <charconv>     // std::to_chars (shortest round trip)
 #include <cstdio>       // std::ferror, std::clearerr: read errors on stdin
-#include <cstring>      // std::strerror
+#include <cstring>      // std::strerror, std::memcpy
 #include <filesystem>   // std::filesystem::is_directory
 #include <fstream>
 #include <iostream>
@@ -25,6 +25,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include <fast_float/fast_float.h>  // fast_float::from_chars: correctly rounded binary64/binary32 decimals
 
 #include "exactref/detail/fp_environment.h"
 
@@ -239,26 +241,54 @@ std::uint64_t parse_number_bits(std::string_view text, const format_info& f) {
 // ---- Section 2: text arrays ----------------------------------------------------------------------------------------
 namespace {
 
-/// Appends values given as raw bits to the array of the right element type.
+/// Appends values given as raw bits (or as little-endian bytes) to the array of the right element type.
 class array_builder {
 public:
-    explicit array_builder(dtype type) {
-        switch (type) {
-            case dtype::float64: out_.values = std::vector<double>{}; break;
-            case dtype::float32: out_.values = std::vector<float>{}; break;
-            case dtype::float16: out_.values = std::vector<float16>{}; break;
-            case dtype::bfloat16: out_.values = std::vector<bfloat16>{}; break;
+    /// Starts empty; reuses `storage`'s memory when it holds the same type (a reader's next chunk).
+    explicit array_builder(dtype type, data_array storage = {}) : out_(std::move(storage)) {
+        if (out_.type() != type || out_.values.valueless_by_exception()) {
+            switch (type) {
+                case dtype::float64: out_.values = std::vector<double>{}; break;
+                case dtype::float32: out_.values = std::vector<float>{}; break;
+                case dtype::float16: out_.values = std::vector<float16>{}; break;
+                case dtype::bfloat16: out_.values = std::vector<bfloat16>{}; break;
+            }
         }
+        std::visit([](auto& v) { v.clear(); }, out_.values);
     }
     void reserve(std::size_t n) {
         std::visit([n](auto& v) { v.reserve(n); }, out_.values);
     }
+    std::size_t size() const noexcept { return out_.size(); }
     void push_bits(std::uint64_t bits) {
         std::visit(
             [bits](auto& v) {
                 using T = typename std::decay_t<decltype(v)>::value_type;
                 using tr = format_traits<T>;
                 v.push_back(tr::from_bits(static_cast<typename tr::bits_type>(bits)));
+            },
+            out_.values);
+    }
+    /// Appends `items` values stored as little-endian bytes (.npy data): a copy on a little-endian host, the bits
+    /// assembled byte by byte on another, so the host's byte order does not matter.
+    void append_little_endian(const char* bytes, std::size_t items) {
+        std::visit(
+            [&](auto& v) {
+                using T = typename std::decay_t<decltype(v)>::value_type;
+                using tr = format_traits<T>;
+                const std::size_t old = v.size();
+                v.resize(old + items);
+                if constexpr (std::endian::native == std::endian::little) {
+                    std::memcpy(static_cast<void*>(v.data() + old), bytes, items * sizeof(T));
+                } else {
+                    for (std::size_t k = 0; k < items; ++k) {
+                        typename tr::bits_type bits = 0;
+                        for (std::size_t b = sizeof(T); b-- > 0;)
+                            bits = static_cast<typename tr::bits_type>((bits << 8) |
+                                                                       static_cast<unsigned char>(bytes[k * sizeof(T) + b]));
+                        v[old + k] = tr::from_bits(bits);
+                    }
+                }
             },
             out_.values);
     }
@@ -282,54 +312,182 @@ constexpr std::string_view utf8_bom{"\xEF\xBB\xBF", 3};
     throw std::invalid_argument(what + ": the input could not be read to its end; check the file or the pipe");
 }
 
+/// The longest token taken: far more digits than any number needs (a binary64 subnormal's exact decimal has 767
+/// significant digits), and a bound on the memory a token split across reads can take.
+constexpr std::size_t max_token_bytes = std::size_t{1} << 20;
+
+/// Text numbers read in blocks of the stream, O(block) memory whatever the input: a byte-level scanner (lines end at
+/// "\n", "\r\n" or a lone "\r"; '#' starts a comment to the end of the line; blanks and commas separate numbers)
+/// whose only state across blocks is the token in progress, the line number and whether a '\r' just ended a line.
+/// Each token is parsed by parse_token: fast_float for binary64/binary32 decimals, MPFR for everything else.
+class text_parser {
+public:
+    text_parser(std::istream& in, dtype type, std::string_view source, std::uint64_t skip_rows)
+        : in_(in), f_(info(type)), source_(source), skip_rows_(skip_rows), x_(f_.precision), block_(1 << 20) {
+        // A stream that failed before this call (a failed seekg on a pipe leaves failbit set) would read as no
+        // numbers at all: an empty array where the data was. Refuse it instead.
+        if (!in_) throw_stream_failure(in_, source_, "before the first line");
+        errno = 0;  // so that a read error's errno is the one reported
+    }
+
+    /// Reads blocks until `out` holds at least `want` values or the input ends; false once the input has ended.
+    bool fill(array_builder& out, std::size_t want) {
+        if (ended_) return false;
+        const detail::default_fp_environment environment;  // fast_float's exact fast path uses native arithmetic
+        while (!ended_ && out.size() < want) {
+            in_.read(block_.data(), static_cast<std::streamsize>(block_.size()));
+            const auto got = static_cast<std::size_t>(in_.gcount());
+            std::string_view b(block_.data(), got);
+            if (bytes_ == 0 && b.starts_with(utf8_bom)) b.remove_prefix(utf8_bom.size());
+            bytes_ += got;
+            scan(b, out);
+            if (got < block_.size() || !in_) {
+                // read() stops at the end (eofbit, with failbit) or on a failure: badbit (a read error) or failbit
+                // without eofbit. Only the first is the end of the data.
+                if (in_.bad() || !in_.eof()) throw_stream_failure(in_, source_, "after line " + std::to_string(line_));
+                if (!token_.empty()) end_token(token_, out);
+                ended_ = true;
+            }
+        }
+        return true;
+    }
+
+    std::uint64_t bytes_read() const noexcept { return bytes_; }
+    std::uint64_t values_read() const noexcept { return values_; }
+    const parse_report& report() const noexcept { return report_; }
+
+private:
+    static bool is_separator(char c) noexcept { return c == ' ' || c == '\t' || c == ',' || c == '\v' || c == '\f'; }
+
+    void scan(std::string_view b, array_builder& out) {
+        std::size_t i = 0;
+        if (pending_cr_ && !b.empty()) {  // the '\n' of a "\r\n" split across two reads
+            pending_cr_ = false;
+            if (b[0] == '\n') i = 1;
+        }
+        const std::size_t n = b.size();
+        while (i < n) {
+            const char c = b[i];
+            if (c == '\n' || c == '\r') {
+                if (!token_.empty()) end_token(token_, out);
+                if (c == '\r') {
+                    if (i + 1 < n) i += b[i + 1] == '\n' ? 1 : 0;
+                    else pending_cr_ = true;
+                }
+                ++line_;
+                comment_ = false;
+                ++i;
+                continue;
+            }
+            if (comment_ || line_ <= skip_rows_ || c == '#') {  // a comment or a skipped row: up to the line's end
+                comment_ = true;
+                while (i < n && b[i] != '\n' && b[i] != '\r') ++i;
+                if (!token_.empty()) end_token(token_, out);
+                continue;
+            }
+            if (is_separator(c)) {
+                if (!token_.empty()) end_token(token_, out);
+                ++i;
+                continue;
+            }
+            // A token: parsed straight from the block when it ends there, else kept for the next read.
+            const std::size_t start = i;
+            while (i < n && !is_separator(b[i]) && b[i] != '\n' && b[i] != '\r' && b[i] != '#') ++i;
+            const std::string_view piece = b.substr(start, i - start);
+            if (i < n && token_.empty()) {
+                end_token(piece, out);
+            } else {
+                if (token_.size() + piece.size() > max_token_bytes)
+                    fail_token(token_.substr(0, 40) + "...", " (a token over " + std::to_string(max_token_bytes) +
+                                                                 " bytes: not a number)");
+                token_.append(piece);
+                if (i < n) end_token(token_, out);
+            }
+        }
+    }
+
+    /// Parses one token into the builder, notes overflow and underflow, and clears the pending token.
+    void end_token(std::string_view token, array_builder& out) {
+        const std::uint64_t bits = parse_token(token);
+        const std::uint64_t magnitude = bits & ~sign_bit(f_, true);
+        if (magnitude == 0 || magnitude == infinity_bits(f_, false)) note_range(token, magnitude == 0);
+        out.push_bits(bits);
+        ++values_;
+        token_.clear();
+    }
+
+    std::uint64_t parse_token(std::string_view token) {
+        if (f_.id == dtype::float64 || f_.id == dtype::float32) {
+            std::string_view body = token;
+            const bool negative = body.front() == '-';
+            if (body.front() == '-' || body.front() == '+') body.remove_prefix(1);
+            bool hex = false;
+            if (!body.empty() && matches_number_grammar(body, hex) && !hex) {
+                const char* last = body.data() + body.size();
+                if (f_.id == dtype::float64) {
+                    double v = 0;
+                    const auto r = fast_float::from_chars(body.data(), last, v);
+                    if (r.ec == std::errc{} && r.ptr == last)
+                        return std::bit_cast<std::uint64_t>(v) | sign_bit(f_, negative);
+                } else {
+                    float v = 0;
+                    const auto r = fast_float::from_chars(body.data(), last, v);
+                    if (r.ec == std::errc{} && r.ptr == last)
+                        return std::uint64_t{std::bit_cast<std::uint32_t>(v)} | sign_bit(f_, negative);
+                }
+            }
+        }
+        try {
+            return parse_into(f_, token, x_.get());
+        } catch (const std::invalid_argument& e) {
+            fail_token(std::string(token), "", e.what());
+        }
+    }
+
+    [[noreturn]] void fail_token(const std::string& token, const std::string& why, std::string what = "") {
+        if (what.empty()) what = "not a number: '" + printable(token) + "'" + why;
+        throw text_parse_error(std::string(source_) + ":" + std::to_string(line_) + ": " + what, line_, values_);
+    }
+
+    /// A ±0 from a numeral with a non-zero digit underflowed; a ±Inf from a numeral (not "inf") overflowed.
+    void note_range(std::string_view token, bool zero) {
+        std::string_view body = trim(token);
+        if (!body.empty() && (body.front() == '+' || body.front() == '-')) body.remove_prefix(1);
+        bool hex = false;
+        if (!matches_number_grammar(body, hex)) return;  // inf, nan
+        if (zero) {
+            if (hex) body.remove_prefix(2);
+            const std::size_t marker = body.find_first_of(hex ? "pP" : "eE");
+            const std::string_view mantissa = body.substr(0, marker);
+            if (mantissa.find_first_not_of("0.") == std::string_view::npos) return;  // the numeral is zero
+            if (report_.underflowed++ == 0) report_.first_underflow_line = line_;
+        } else if (report_.overflowed++ == 0) {
+            report_.first_overflow_line = line_;
+        }
+    }
+
+    std::istream& in_;
+    const format_info& f_;
+    std::string_view source_;
+    std::uint64_t skip_rows_;
+    mpfr_value x_;
+    std::vector<char> block_;
+    std::string token_;                // a token split across two reads
+    std::uint64_t line_ = 1;           // the line being read, 1-based
+    bool comment_ = false;             // the rest of this line is a comment or a skipped row
+    bool pending_cr_ = false;          // the last read ended with '\r': a '\n' next is part of that line end
+    bool ended_ = false;
+    std::uint64_t bytes_ = 0, values_ = 0;
+    parse_report report_;
+};
+
 }  // namespace
 
 data_array read_text(std::istream& in, dtype type, std::string_view source) {
-    // A stream that failed before this call (a failed seekg on a pipe leaves failbit set) would read as no numbers
-    // at all: an empty array where the data was. Refuse it instead.
-    if (!in) throw_stream_failure(in, source, "before the first line");
-    errno = 0;  // so that a read error's errno is the one reported
-    const format_info& f = info(type);
-    mpfr_value x(f.precision);
+    text_parser parser(in, type, source, 0);
     array_builder out(type);
-    std::size_t line_number = 0;
-    const auto read_line = [&](std::string_view rest) {
-        ++line_number;
-        if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
-        // Numbers are separated by blanks and commas; a comma is just another separator.
-        std::size_t i = 0;
-        while (i < rest.size()) {
-            while (i < rest.size() && (is_blank(rest[i]) || rest[i] == ',')) ++i;
-            const std::size_t start = i;
-            while (i < rest.size() && !is_blank(rest[i]) && rest[i] != ',') ++i;
-            if (i == start) break;
-            const std::string_view token = rest.substr(start, i - start);
-            try {
-                out.push_bits(parse_into(f, token, x.get()));
-            } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(std::string(source) + ":" + std::to_string(line_number) + ": " + e.what());
-            }
-        }
-    };
-    std::string line;
-    bool first_line = true;
-    while (std::getline(in, line)) {
-        std::string_view rest(line);
-        if (first_line && rest.starts_with(utf8_bom)) rest.remove_prefix(utf8_bom.size());
-        first_line = false;
-        // Lines end at "\n", "\r\n" or a lone "\r" (old Mac files): a '\r' inside what getline returns ends a line
-        // unless it is the last byte, which is the CR of a CRLF.
-        for (std::size_t cr = rest.find('\r'); cr != std::string_view::npos && cr + 1 < rest.size();
-             cr = rest.find('\r')) {
-            read_line(rest.substr(0, cr));
-            rest.remove_prefix(cr + 1);
-        }
-        read_line(rest);
+    while (parser.fill(out, std::numeric_limits<std::size_t>::max())) {
     }
-    // getline stops at the end (eofbit) or on a failure: badbit (the stream buffer reported a read error) or failbit
-    // without eofbit. Only the first is the end of the data.
-    if (in.bad() || !in.eof())
-        throw_stream_failure(in, source, "after line " + std::to_string(line_number));
     return out.take();
 }
 
@@ -541,9 +699,18 @@ std::string shape_string(const std::vector<std::uint64_t>& shape) {
     return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-/// .npy from a stream positioned at the magic; `source` names it in messages. A 2-byte void descr ('<V2') is read
-/// as little-endian bfloat16 when void_is_bfloat16 (the caller asked for bfloat16), else refused.
-data_array parse_npy(std::istream& in, const std::string& source, bool void_is_bfloat16) {
+/// What a .npy header says about the data that follows it.
+struct npy_layout {
+    dtype type{};
+    std::uint64_t count = 0;          // values
+    std::vector<std::uint64_t> shape;
+    std::size_t item_size = 0;        // bytes per value
+    std::uint64_t header_bytes = 0;   // magic, version, length and dict
+};
+
+/// Reads a .npy header from a stream positioned at the magic; `source` names it in messages. A 2-byte void descr
+/// ('<V2') is read as little-endian bfloat16 when void_is_bfloat16 (the caller asked for bfloat16), else refused.
+npy_layout read_npy_header(std::istream& in, const std::string& source, bool void_is_bfloat16) {
     errno = 0;  // so that a read error's errno is the one reported
     std::array<char, 10> prefix{};
     const std::size_t got = read_bytes(in, prefix.data(), 8, source);
@@ -616,37 +783,65 @@ data_array parse_npy(std::istream& in, const std::string& source, bool void_is_b
             throw std::invalid_argument(source + ": shape " + shape_string(h.shape) + " is too large");
         count *= d;
     }
-    const std::string expected = std::to_string(count) + " values of " + std::string(info(type).name) + " = " +
-                                 std::to_string(count * item_size) + " bytes";
+    return {type, count, h.shape, item_size, 6 + 2 + length_bytes + header_length};
+}
 
-    array_builder out(type);
-    // Data in blocks; values are assembled from little-endian bytes, so the host's byte order does not matter. The
-    // array grows with the blocks read, not with the header's promise: a damaged shape costs no memory.
-    constexpr std::size_t block_items = 1 << 16;
-    out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, block_items)));
-    std::vector<char> block(block_items * item_size);
-    std::uint64_t done = 0;
-    while (done < count) {
-        const std::size_t items = static_cast<std::size_t>(std::min<std::uint64_t>(block_items, count - done));
-        const std::size_t bytes = read_bytes(in, block.data(), items * item_size, source);
-        if (bytes != items * item_size)
-            throw std::invalid_argument(source + ": truncated .npy file: the header promises shape " +
-                                        shape_string(h.shape) + " = " + expected + " of data, the file holds " +
-                                        std::to_string(done * item_size + bytes) +
-                                        " (re-create the file; it was cut short)");
-        for (std::size_t k = 0; k < items; ++k) {
-            std::uint64_t bits = 0;
-            for (std::size_t b = item_size; b-- > 0;)
-                bits = (bits << 8) | static_cast<unsigned char>(block[k * item_size + b]);
-            out.push_bits(bits);
+/// The data after a .npy header, in blocks: the array grows with the blocks read, not with the header's promise, so
+/// a damaged shape costs no memory; at the end, bytes after the promised data are an error.
+class npy_data_reader {
+public:
+    npy_data_reader(std::istream& in, std::string source, npy_layout layout)
+        : in_(in), source_(std::move(source)), layout_(std::move(layout)) {}
+
+    /// Appends up to `want` values (at least one block's worth when want is smaller); false once all were read and
+    /// the end checked.
+    bool fill(array_builder& out, std::size_t want) {
+        if (ended_) return false;
+        constexpr std::size_t block_items = array_reader::chunk_values;
+        while (done_ < layout_.count && out.size() < want) {
+            const std::size_t items = static_cast<std::size_t>(std::min<std::uint64_t>(block_items, layout_.count - done_));
+            block_.resize(items * layout_.item_size);
+            const std::size_t bytes = read_bytes(in_, block_.data(), block_.size(), source_);
+            if (bytes != block_.size())
+                throw std::invalid_argument(source_ + ": truncated .npy file: the header promises shape " +
+                                            shape_string(layout_.shape) + " = " + expected() + " of data, the file holds " +
+                                            std::to_string(done_ * layout_.item_size + bytes) +
+                                            " (re-create the file; it was cut short)");
+            out.append_little_endian(block_.data(), items);
+            done_ += items;
         }
-        done += items;
+        if (done_ == layout_.count) {
+            const bool more = in_.peek() != std::char_traits<char>::eof();
+            if (in_.bad()) throw_stream_failure(in_, source_, "after the .npy data");
+            if (more)
+                throw std::invalid_argument(source_ + ": .npy file has bytes after the data the header promises (shape " +
+                                            shape_string(layout_.shape) + " = " + expected() + "); the file is damaged");
+            ended_ = true;
+        }
+        return out.size() > 0 || !ended_;
     }
-    const bool more = in.peek() != std::char_traits<char>::eof();
-    if (in.bad()) throw_stream_failure(in, source, "after the .npy data");
-    if (more)
-        throw std::invalid_argument(source + ": .npy file has bytes after the data the header promises (shape " +
-                                    shape_string(h.shape) + " = " + expected + "); the file is damaged");
+    std::uint64_t bytes_read() const noexcept { return layout_.header_bytes + done_ * layout_.item_size; }
+    std::uint64_t values_read() const noexcept { return done_; }
+    dtype type() const noexcept { return layout_.type; }
+
+private:
+    std::string expected() const {
+        return std::to_string(layout_.count) + " values of " + std::string(info(layout_.type).name) + " = " +
+               std::to_string(layout_.count * layout_.item_size) + " bytes";
+    }
+    std::istream& in_;
+    std::string source_;
+    npy_layout layout_;
+    std::vector<char> block_;
+    std::uint64_t done_ = 0;
+    bool ended_ = false;
+};
+
+data_array parse_npy(std::istream& in, const std::string& source, bool void_is_bfloat16) {
+    npy_data_reader data(in, source, read_npy_header(in, source, void_is_bfloat16));
+    array_builder out(data.type());
+    while (data.fill(out, std::numeric_limits<std::size_t>::max())) {
+    }
     return out.take();
 }
 
@@ -681,34 +876,121 @@ data_array read_npy(const std::string& path) {
     return parse_npy(*open_input(path), path, false);
 }
 
-data_array load_array(const std::string& path, dtype type, bool type_given) {
-    const bool from_stdin = path == "-";
-    const std::string source = from_stdin ? "<stdin>" : path;
+// The reader behind load_array and the CLI: one input, text or .npy, read a chunk at a time.
+struct array_reader::state {
+    bool from_stdin = false;
+    std::string source;
     std::unique_ptr<std::ifstream> file;
-    if (!from_stdin) file = open_input(path);
-    std::istream& in = from_stdin ? std::cin : *file;
-    if (from_stdin) {  // a state left by an earlier read of stdin is not this read's failure
+    std::istream* in = nullptr;
+    dtype type{};
+    std::uint64_t total = 0;
+    std::optional<text_parser> text;
+    std::optional<npy_data_reader> npy;
+
+    /// Runs a step of reading; for stdin, a read error of stdin itself (a closed descriptor) is the news, not its
+    /// symptom ("truncated"): std::cin reads through stdio, whose stream buffer reports a failed read(2) only as the
+    /// end of the input.
+    template <class F>
+    auto guarded(F&& step) {
+        errno = 0;
+        try {
+            auto result = step();
+            if (from_stdin) check_stdin_read(errno);
+            return result;
+        } catch (const std::invalid_argument&) {
+            if (from_stdin) check_stdin_read(errno);
+            throw;
+        }
+    }
+};
+
+array_reader::array_reader(const std::string& path, dtype type, bool type_given, const read_options& options)
+    : state_(std::make_unique<state>()) {
+    state& st = *state_;
+    st.from_stdin = path == "-";
+    st.source = st.from_stdin ? "<stdin>" : path;
+    if (!st.from_stdin) {
+        st.file = open_input(path);
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(path, ec)) st.total = std::filesystem::file_size(path, ec);
+        if (ec) st.total = 0;
+    }
+    st.in = st.from_stdin ? &std::cin : st.file.get();
+    if (st.from_stdin) {  // a state left by an earlier read of stdin is not this read's failure
         std::cin.clear();
         std::clearerr(stdin);
     }
     // Nothing is read twice and nothing seeks: a pipe, a FIFO, a process substitution or a terminal reads like a
     // file. (Reading a few bytes and seeking back fails on those, and the failed stream then read as empty.)
-    data_array a;
-    errno = 0;
-    try {
-        const bool npy = in.peek() == npy_first_byte;
-        if (from_stdin) check_stdin_read(errno);  // now, while errno is the failed read's
-        a = npy ? parse_npy(in, source, type_given && type == dtype::bfloat16) : read_text(in, type, source);
-    } catch (const std::invalid_argument&) {
-        if (from_stdin) check_stdin_read(errno);  // the read error, not its symptom ("truncated"), is the news
-        throw;
-    }
-    if (from_stdin) check_stdin_read(errno);
-    if (type_given && a.type() != type)
-        throw std::invalid_argument(source + " holds " + std::string(info(a.type()).name) + " values but dtype " +
+    st.guarded([&] {
+        const bool npy = st.in->peek() == npy_first_byte;
+        if (st.from_stdin) check_stdin_read(errno);  // now, while errno is the failed read's
+        if (npy) {
+            if (options.skip_rows > 0)
+                throw std::invalid_argument(st.source + " is a .npy file: skipping rows applies to text input only");
+            st.npy.emplace(*st.in, st.source, read_npy_header(*st.in, st.source, type_given && type == dtype::bfloat16));
+            st.type = st.npy->type();
+        } else {
+            st.text.emplace(*st.in, type, st.source, options.skip_rows);
+            st.type = type;
+        }
+        return 0;
+    });
+    if (type_given && st.type != type)
+        throw std::invalid_argument(st.source + " holds " + std::string(info(st.type).name) + " values but dtype " +
                                     std::string(info(type).name) +
                                     " was requested: leave the dtype out to use the file's own, or convert the file");
-    return a;
+}
+
+array_reader::~array_reader() = default;
+
+dtype array_reader::type() const noexcept { return state_->type; }
+
+bool array_reader::next(data_array& chunk) {
+    state& st = *state_;
+    array_builder out(st.type, std::move(chunk));
+    const bool more = st.guarded([&] {
+        return st.npy ? st.npy->fill(out, chunk_values) : st.text->fill(out, chunk_values);
+    });
+    chunk = out.take();
+    return more && chunk.size() > 0;
+}
+
+std::uint64_t array_reader::bytes_read() const noexcept {
+    return state_->npy ? state_->npy->bytes_read() : state_->text->bytes_read();
+}
+std::uint64_t array_reader::total_bytes() const noexcept { return state_->total; }
+std::uint64_t array_reader::values_read() const noexcept {
+    return state_->npy ? state_->npy->values_read() : state_->text->values_read();
+}
+const parse_report& array_reader::report() const noexcept {
+    static const parse_report none;
+    return state_->npy ? none : state_->text->report();
+}
+
+data_array load_array(const std::string& path, dtype type, bool type_given, const read_options& options,
+                      parse_report* report) {
+    array_reader reader(path, type, type_given, options);
+    data_array all = array_builder(reader.type()).take();
+    data_array chunk;
+    for (bool first = true; reader.next(chunk); first = false) {
+        if (first) {
+            std::swap(all, chunk);
+            continue;
+        }
+        std::visit(
+            [&chunk](auto& into) {
+                const auto& more = std::get<std::decay_t<decltype(into)>>(chunk.values);
+                into.insert(into.end(), more.begin(), more.end());
+            },
+            all.values);
+    }
+    if (report != nullptr) *report = reader.report();
+    return all;
+}
+
+data_array load_array(const std::string& path, dtype type, bool type_given) {
+    return load_array(path, type, type_given, {}, nullptr);
 }
 
 // ---- Section 4: printing -------------------------------------------------------------------------------------------

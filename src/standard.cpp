@@ -27,6 +27,10 @@ std::uint64_t parse_count(std::string_view text, std::string_view what, std::str
                           std::uint64_t smallest = 1) {
     std::uint64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc::result_out_of_range && end == text.data() + text.size())
+        throw std::invalid_argument("bad " + std::string(what) + " '" + std::string(text) + "' in standard '" +
+                                    std::string(whole) + "': too large (at most 2^64 - 1 = " +
+                                    std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")");
     if (ec != std::errc{} || end != text.data() + text.size() || value < smallest)
         throw std::invalid_argument("bad " + std::string(what) + " '" + std::string(text) + "' in standard '" +
                                     std::string(whole) + "': expected " +

@@ -678,3 +678,30 @@ TEST(Vacuity, AnyOrderOnTenThousandFloat16TermsIsVacuousTheStructureIsNot) {
 }
 
 }  // namespace
+
+// suggest_narrower_format: a hint only. A float32 sum judged as float64 is rejected and named float32; the same
+// result judged as float32 is covered and gets none; a float64 result far from s gets none; mixed gets none.
+TEST(NarrowerFormatHint, Float32SumJudgedAsFloat64) {
+    std::vector<double> xs;
+    float fold = 0;
+    for (int i = 1; i <= 1000; ++i) {
+        const float x = 1.0f / static_cast<float>(i);
+        xs.push_back(x);
+        fold += x;
+    }
+    const exactref::reference ref64 = exactref::sum(xs);
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(static_cast<double>(fold));
+    ASSERT_FALSE(exactref::covers_bits(exactref::binary64_info, bits, ref64, exactref::any_order()).covered);
+    EXPECT_EQ(exactref::suggest_narrower_format(exactref::binary64_info, bits, ref64, exactref::any_order()),
+              std::optional<exactref::dtype>(exactref::dtype::float32));
+    const std::uint64_t far = std::bit_cast<std::uint64_t>(static_cast<double>(fold) + 0x1p-30);  // not a float32
+    EXPECT_EQ(exactref::suggest_narrower_format(exactref::binary64_info, far, ref64, exactref::any_order()),
+              std::nullopt);
+    const std::uint64_t wrong = std::bit_cast<std::uint64_t>(static_cast<double>(fold) * 2);  // a float32, far off
+    EXPECT_EQ(exactref::suggest_narrower_format(exactref::binary64_info, wrong, ref64, exactref::any_order()),
+              std::nullopt);
+    const exactref::reference ref32 = exactref::sum(std::vector<float>(xs.begin(), xs.end()));
+    EXPECT_EQ(exactref::suggest_narrower_format(exactref::binary32_info, std::bit_cast<std::uint32_t>(fold), ref32,
+                                                exactref::any_order()),
+              std::nullopt);  // covered as float32: no hint
+}

@@ -1120,3 +1120,81 @@ TEST(WriteText, ReadsBackBitForBit) {
 }
 
 }  // namespace
+
+// The streaming text parser takes float64/float32 decimals from fast_float and everything else from MPFR: every
+// token it reads must give parse_number_bits' bits (MPFR alone), also for near-halfway decimals, subnormals,
+// overflow and underflow, with tokens and "\r\n" split across its 1 MiB reads (the text is over 3 MiB).
+TEST(ReadText, StreamedFastPathGivesTheBitsOfTheExactParser) {
+    std::mt19937_64 rng(20261202);  // seed printed by the assertion's message below
+    std::vector<std::string> tokens;
+    std::string text;
+    for (int i = 0; i < 200000; ++i) {
+        std::string t;
+        switch (i % 5) {
+            case 0: t = std::to_string(static_cast<double>(rng() >> 11) * 0x1p-30); break;
+            case 1: {  // 17-25 significant digits near a binary64 value: near-halfway decimals
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.*e", 16 + static_cast<int>(rng() % 9),
+                              std::bit_cast<double>(rng() & 0x7fefffffffffffffULL) * ((rng() & 1) ? 1 : -1));
+                t = buf;
+                break;
+            }
+            case 2: t = "1e" + std::to_string(static_cast<int>(rng() % 700) - 350); break;
+            case 3: t = "-0.000" + std::to_string(rng() % 100000) + "e-" + std::to_string(rng() % 330); break;
+            default: t = (rng() & 1) ? "0x1.8p+" + std::to_string(rng() % 200) : "+3.25E+2"; break;
+        }
+        tokens.push_back(t);
+        text += t;
+        text += (i % 7 == 0) ? "\r\n" : (i % 3 == 0 ? ", " : " ");
+    }
+    for (const exactref::dtype type : {exactref::dtype::float64, exactref::dtype::float32}) {
+        std::istringstream in(text);
+        const exactref::data_array a = exactref::read_text(in, type, "stream");
+        ASSERT_EQ(a.size(), tokens.size());
+        const exactref::format_info& f = exactref::info(type);
+        std::visit(
+            [&](const auto& v) {
+                for (std::size_t i = 0; i < v.size(); ++i)
+                    ASSERT_EQ(exactref::format_traits<std::decay_t<decltype(v[i])>>::to_bits(v[i]),
+                              exactref::parse_number_bits(tokens[i], f))
+                        << "token " << i << " '" << tokens[i] << "' in " << f.name << " (seed 20261202)";
+            },
+            a.values);
+    }
+}
+
+// array_reader: chunks of at most chunk_values, the same values as load_array, skip_rows, and the parse report.
+TEST(ArrayReader, ChunksSkipRowsAndRangeReport) {
+    const std::filesystem::path path = std::filesystem::temp_directory_path() / "exactref_test_array_reader.txt";
+    {
+        std::ofstream out(path);
+        out << "x,y\n1e400\n1e-400 0 0e9\n";
+        for (std::size_t i = 0; i < 2 * exactref::array_reader::chunk_values + 10; ++i) out << "0.5\n";
+    }
+    exactref::array_reader reader(path.string(), exactref::dtype::float64, false, {1});
+    exactref::data_array chunk;
+    std::size_t total = 0, chunks = 0;
+    while (reader.next(chunk)) {
+        // Text: the values of the last 1 MiB read as well, at most 2^19 (two bytes a number, one of them a separator).
+        EXPECT_LE(chunk.size(), exactref::array_reader::chunk_values + (std::size_t{1} << 19));
+        total += chunk.size();
+        ++chunks;
+    }
+    EXPECT_EQ(total, 2 * exactref::array_reader::chunk_values + 14);
+    EXPECT_GE(chunks, 2u);
+    EXPECT_EQ(reader.report().overflowed, 1u);
+    EXPECT_EQ(reader.report().first_overflow_line, 2u);
+    EXPECT_EQ(reader.report().underflowed, 1u);  // 1e-400; "0" and "0e9" are zeros, not underflows
+    EXPECT_EQ(reader.report().first_underflow_line, 3u);
+    try {
+        exactref::array_reader header(path.string(), exactref::dtype::float64, false);
+        while (header.next(chunk)) {
+        }
+        ADD_FAILURE() << "the header line was read as a number";
+    } catch (const exactref::text_parse_error& e) {
+        EXPECT_EQ(e.line, 1u);
+        EXPECT_EQ(e.values_read, 0u);
+        EXPECT_NE(std::string(e.what()).find(":1: not a number: 'x'"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+}

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,12 @@ inline constexpr int exit_internal_error = 3;
 void set_exit_status(int status) noexcept;
 int exit_status() noexcept;
 
-/// The options every subcommand that reads an array shares: FILE (or "-" for stdin), --dtype, --json.
+/// The options every subcommand that reads an array shares: FILE (or "-" for stdin), --dtype, --json, --skip-rows.
 struct input_options {
     std::string file;
     std::string dtype_name = "float64";
     bool json = false;
+    std::uint64_t skip_rows = 0;  // text lines at the start passed over (a CSV header)
     CLI::Option* dtype_option = nullptr;  // set by add_input_options; counts whether --dtype was given
 };
 
@@ -58,9 +60,25 @@ struct loaded_input {
     const format_info* format = nullptr;
 };
 
-/// Reads options.file: .npy by its magic (the file's dtype; --dtype, when given, must match), else text with each
-/// number correctly rounded into --dtype (float64 by default). Throws std::invalid_argument on bad input.
+/// Reads options.file whole: .npy by its magic (the file's dtype; --dtype, when given, must match), else text with
+/// each number correctly rounded into --dtype (float64 by default). Warns on stderr about values that overflowed or
+/// underflowed while parsing (warn_parse_report). Throws std::invalid_argument on bad input. For what needs every
+/// value at once (ulp's orders, the structured standards' group sums); everything else streams (stream_reference).
 loaded_input load_input(const input_options& options);
+
+/// The exact reference of options.file read in chunks (exactref::array_reader): memory O(1) in the input's size,
+/// the same bits as reference_of(load_input(options).data) (the superaccumulators merge exactly). A progress line on
+/// stderr when it is a terminal and reading takes over a second; warnings as load_input. With structured standards
+/// (their group sums need the whole array) it loads the input whole instead.
+struct streamed_reference {
+    reference ref;
+    const format_info* format = nullptr;
+};
+streamed_reference stream_reference(const input_options& options, const std::vector<standard>& structures = {});
+
+/// Warns on stderr ("exactref: warning: ...") about numbers that overflowed to ±inf or underflowed to ±0 when parsed
+/// into format f: how many, the first line, what to check.
+void warn_parse_report(const parse_report& report, const format_info& f, const std::string& source);
 
 /// The exact reference of the whole array (superaccumulator; exact, deterministic), with the data-dependent bounds
 /// of the structured standards in `structures` (standard.h, "levels:..."; one more pass over the data each, which

@@ -11,9 +11,13 @@
 // and with --explain, per RESULT, every candidate standard of exactref::explain (covering ones first, tightest
 // first). A vacuous check (B >= S: it cannot see any lost or doubled part of the terms) is marked on each line and
 // warned about once on stderr with the library's advice; the exit status still follows the verdicts.
+// --results FILE adds the results in FILE (text or .npy, parsed like data in the result format). A rejected result
+// that is a value of a narrower format and lies within the standard read in that format gets a hint on stderr
+// (exactref::suggest_narrower_format; the verdict and the exit status are not changed).
 // JSON keys (contract): covered (all of them), verdicts (list of {result, covered, error, bound, ulps}); also
 // standard, dtype, n, exact, and per verdict input (the RESULT text as typed: cli::as_given), result_hex, error_exact,
-// ratio, reason, vacuous, sensitivity ({of_sum, of_abs_sum, of_largest}), advice, and with --explain explain (list of
+// ratio, reason, vacuous, sensitivity ({of_sum, of_abs_sum, of_largest}), advice, hint_dtype (the narrower dtype
+// of the hint, or null), and with --explain explain (list of
 // {standard, covered, bound, ratio, vacuous, reason}). Doubles that are not finite (an infinite bound, the error of
 // an Inf result, a sensitivity of an exact zero sum) are null.
 #include <fmt/core.h>
@@ -22,6 +26,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +40,7 @@ namespace {
 struct covers_options {
     exactref::cli::input_options input;
     std::vector<std::string> results;
+    std::string results_file;  // --results FILE: more results, read like data (text or .npy) in the result format
     std::string standard_name = "any_order";
     bool explain = false;
 };
@@ -67,32 +73,83 @@ std::string sees_line(const exactref::verdict& v) {
     return out;
 }
 
+/// The results of --results FILE as raw bits of the result format: parsed like data (array_reader: text in the
+/// result format, or a .npy of that dtype), in chunks; the bits are kept, 8 bytes a result.
+std::vector<std::uint64_t> results_from_file(const covers_options& options, const exactref::format_info& f) {
+    std::vector<std::uint64_t> bits;
+    try {
+        exactref::array_reader reader(exactref::cli::as_given(options.results_file), f.id, true);
+        exactref::data_array chunk;
+        while (reader.next(chunk))
+            std::visit(
+                [&bits](const auto& v) {
+                    for (const auto& x : v) bits.push_back(exactref::format_traits<std::decay_t<decltype(x)>>::to_bits(x));
+                },
+                chunk.values);
+        exactref::cli::warn_parse_report(reader.report(), f, options.results_file);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--results: ") + e.what());
+    }
+    return bits;
+}
+
+/// "hint: ..." on stderr when a rejected result looks computed in a narrower format (suggest_narrower_format).
+std::optional<exactref::dtype> hint_for(const exactref::format_info& f, std::uint64_t bits,
+                                        const exactref::reference& ref, const exactref::standard& model,
+                                        const std::string& shown_result) {
+    const std::optional<exactref::dtype> narrower = exactref::suggest_narrower_format(f, bits, ref, model);
+    if (narrower) {
+        const std::string_view name = exactref::info(*narrower).name;
+        std::cerr << "exactref: hint: " << shown_result << " is a " << name << " value and lies within "
+                  << (model.decides == exactref::rule::bound ? model.name() : std::string("any_order")) << " read in "
+                  << name << ": if it was computed in " << name << ", judge it as one with --dtype " << name
+                  << " (this verdict is for " << f.name << ")\n";
+    }
+    return narrower;
+}
+
 void run_covers(const covers_options& options) {
     namespace cli = exactref::cli;
     const exactref::standard model = exactref::parse_standard(options.standard_name);
-    const cli::loaded_input in = cli::load_input(options.input);
+    if (options.results.empty() && options.results_file.empty())
+        throw CLI::RequiredError("RESULT (or --results FILE)");
+
+    // A structured standard's bound comes from the data's group sums: the reference is built with it (from the
+    // whole array); every other standard streams the data.
+    std::vector<exactref::standard> structures;
+    if (model.structured) structures.push_back(model);
+    const cli::streamed_reference in = cli::stream_reference(options.input, structures);
+    const exactref::reference& ref = in.ref;
     const exactref::format_info& result_format =
         model.is_mixed() && model.output ? exactref::info(*model.output) : *in.format;
 
     std::vector<std::uint64_t> result_bits;
+    std::vector<std::string> inputs;  // as typed, or the shortest decimal for --results
     for (const std::string& text : options.results) {
         try {
             result_bits.push_back(exactref::parse_number_bits(text, result_format));
+            inputs.push_back(cli::as_given(text));
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument("RESULT " + std::to_string(result_bits.size() + 1) + ": " + e.what());
         }
     }
+    if (!options.results_file.empty()) {
+        for (const std::uint64_t bits : results_from_file(options, result_format)) {
+            result_bits.push_back(bits);
+            inputs.push_back(exactref::to_shortest_string(result_format, bits));
+        }
+    }
 
-    // A structured standard's bound comes from the data's group sums: build the reference with it.
-    std::vector<exactref::standard> structures;
-    if (model.structured) structures.push_back(model);
-    const exactref::reference ref = cli::reference_of(in.data, structures);
     std::vector<exactref::verdict> verdicts;
     std::vector<std::vector<exactref::verdict>> explained;
+    std::vector<std::optional<exactref::dtype>> hints;
     bool all_covered = true;
-    for (const std::uint64_t bits : result_bits) {
+    for (std::size_t i = 0; i < result_bits.size(); ++i) {
+        const std::uint64_t bits = result_bits[i];
         verdicts.push_back(exactref::covers_bits(result_format, bits, ref, model));
         all_covered = all_covered && verdicts.back().covered;
+        hints.push_back(verdicts.back().covered ? std::nullopt
+                                                : hint_for(result_format, bits, ref, model, inputs[i]));
         if (options.explain) explained.push_back(exactref::explain_bits(result_format, bits, ref));
     }
     cli::set_exit_status(all_covered ? cli::exit_ok : cli::exit_not_covered);
@@ -113,7 +170,7 @@ void run_covers(const covers_options& options) {
         nlohmann::json list = nlohmann::json::array();
         for (std::size_t i = 0; i < verdicts.size(); ++i) {
             const exactref::verdict& v = verdicts[i];
-            list.push_back({{"input", cli::as_given(options.results[i])},
+            list.push_back({{"input", inputs[i]},
                             {"result", exactref::to_shortest_string(result_format, result_bits[i])},
                             {"result_hex", exactref::to_hex_string(result_format, result_bits[i])},
                             {"covered", v.covered},
@@ -125,7 +182,9 @@ void run_covers(const covers_options& options) {
                             {"reason", v.reason},
                             {"vacuous", v.vacuous},
                             {"sensitivity", sensitivity_json(v.sensitivity)},
-                            {"advice", v.advice}});
+                            {"advice", v.advice},
+                            {"hint_dtype", hints[i] ? nlohmann::json(std::string(exactref::info(*hints[i]).name))
+                                                    : nlohmann::json(nullptr)}});
             if (options.explain) {
                 nlohmann::json candidates = nlohmann::json::array();
                 for (const exactref::verdict& e : explained[i])
@@ -179,8 +238,10 @@ void register_covers(CLI::App& app) {
     exactref::cli::add_input_options(*command, options->input);
     command->add_option("RESULT", options->results,
                         "computed sums to judge: decimal, C99 hex float (0x1.e9ab46p+4), inf or nan; each is rounded "
-                        "once into the dtype")
-        ->required();
+                        "once into the dtype");
+    command->add_option("--results", options->results_file,
+                        "FILE: more results to judge, read like the data (text or .npy, '-' for stdin) in the result "
+                        "format; after the RESULTs given on the command line");
     command->add_option("--standard", options->standard_name,
                         "error model: any_order (default), exact, faithful, tree:H, split_k:S, split_k:S:pairwise, "
                         "levels:L1,...,Lm (the kernel's structure, e.g. levels:fold/4,any: its bound comes from the "

@@ -25,9 +25,9 @@ namespace {
 
 void run_sum(const exactref::cli::input_options& options) {
     namespace cli = exactref::cli;
-    const cli::loaded_input in = cli::load_input(options);
+    const cli::streamed_reference in = cli::stream_reference(options);  // O(1) memory in the input's size
     const exactref::format_info& f = *in.format;
-    const exactref::reference ref = cli::reference_of(in.data);
+    const exactref::reference& ref = in.ref;
     const std::uint64_t nearest_bits = ref.sum.round_bits(f, exactref::rounding::to_nearest_even);
     const std::string nearest = exactref::to_shortest_string(f, nearest_bits);
     const std::string nearest_hex = exactref::to_hex_string(f, nearest_bits);

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>  // suggest_narrower_format
 #include <span>
 #include <string>
 #include <vector>
@@ -94,6 +95,24 @@ template <floating_format T>
 std::vector<verdict> explain(T result, const reference& ref) {
     return explain_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref);
 }
+
+/// A hint, never a verdict: the narrower format a rejected result looks computed in. A float32 sum judged as float64
+/// (text input reads as float64 unless told otherwise) fails by thousands of bounds; this says "try float32".
+/// Returns the widest format N narrower than result_format (float32, then float16, then bfloat16) for which both
+/// hold, else nothing:
+///   1. the result is a finite non-zero value y of N exactly, or it is what N's shortest decimal of y = RN_N(result)
+///      reads as in result_format (a float32 printed as "30.604263" and read as float64); then y is judged. (A
+///      float64 computation lands on such a value with a chance of about 2^-29; a short decimal such as "3.5"
+///      fits every format, so its hint is weak: it says what would cover it, not what happened);
+///   2. `model` read in N covers y with the data's own rounding into N allowed for: |r - s| <= B_N + u_N·S, where
+///      B_N is model's bound with results and terms in N (a non-bound model, exact or faithful, reads as any_order)
+///      and u_N·S bounds how far rounding every term into N moves s (|RN_N(x) - x| <= u_N·|x|). Decided on the
+///      verdict's binary64 numbers: a hint may err by a rounding, a verdict never does.
+/// Nothing for a covered result, a mixed standard (its output format is given), NaN, Inf or zero.
+///   covers_bits(binary64_info, bits_of_float32_sum, ref64, any_order()).covered   // false, ratio 6080
+///   suggest_narrower_format(binary64_info, bits_of_float32_sum, ref64, any_order()) // -> dtype::float32
+std::optional<dtype> suggest_narrower_format(const format_info& result_format, std::uint64_t result_bits,
+                                             const reference& ref, const standard& model);
 
 /// The exact bound B of `model` for `ref` with results in `result_format`, rounded upward to binary64.
 /// +inf when the model gives no finite bound (k·u >= 1 in γ_k). Throws like covers_bits.

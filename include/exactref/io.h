@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>     // std::unique_ptr (array_reader)
+#include <stdexcept>  // std::invalid_argument (text_parse_error)
 #include <span>
 #include <string>
 #include <string_view>
@@ -82,6 +84,72 @@ data_array read_npy(const std::string& path);
 /// cannot be read to its end (a read error; for "-", a read error of stdin itself, such as a closed descriptor:
 /// "<stdin>: cannot read standard input: Bad file descriptor ..."), and for what read_text and read_npy refuse.
 data_array load_array(const std::string& path, dtype type, bool type_given);
+
+/// What parsing text changed about the numbers it read: a finite decimal (or hex float) too large for the dtype
+/// becomes ±Inf, a non-zero one too small becomes ±0 (IEEE 754 overflow and underflow). Counts, and the line of the
+/// first of each (1-based, as in error messages; 0 when there was none). .npy input never reports any.
+struct parse_report {
+    std::uint64_t overflowed = 0;
+    std::uint64_t first_overflow_line = 0;
+    std::uint64_t underflowed = 0;
+    std::uint64_t first_underflow_line = 0;
+};
+
+/// A malformed text number: std::invalid_argument with the message read_text gives ("data.txt:12: not a number:
+/// 'abc' (...)"), and where it was: the line, and how many numbers came before it (0 for a header line).
+struct text_parse_error : std::invalid_argument {
+    text_parse_error(const std::string& what, std::uint64_t line_number, std::uint64_t values_before)
+        : std::invalid_argument(what), line(line_number), values_read(values_before) {}
+    std::uint64_t line;
+    std::uint64_t values_read;
+};
+
+/// How array_reader reads text: skip_rows lines at the start are passed over unread (a CSV header). Lines are
+/// counted as read_text counts them; .npy input refuses skip_rows > 0 (std::invalid_argument: it has no lines).
+struct read_options {
+    std::uint64_t skip_rows = 0;
+};
+
+/// Reads FILE (or "-" for standard input) in chunks, in O(chunk) memory whatever the input's size: load_array's
+/// rules (format by the first byte, the dtype checks, every error message) without holding the array. Text numbers
+/// are parsed as read_text parses them: float64 and float32 decimals by fast_float's from_chars (correctly rounded,
+/// Eisel–Lemire with a big-integer fallback; its result is taken only when it consumed the whole token), hex floats,
+/// the 16-bit formats and anything fast_float does not take by MPFR (parse_number_bits): the same bits either way.
+///   exactref::array_reader r("data.npy", exactref::dtype::float64, false);
+///   exactref::data_array chunk;
+///   while (r.next(chunk)) { /* chunk holds the next <= chunk_values values, in r.type() */ }
+/// Errors are thrown by the constructor (cannot open, bad .npy header) or by next() (a malformed number, a
+/// truncated file, a read error), as std::invalid_argument; a malformed text number as text_parse_error.
+class array_reader {
+public:
+    static constexpr std::size_t chunk_values = std::size_t{1} << 20;  // at most 8 MiB of float64 per chunk
+
+    array_reader(const std::string& path, dtype type, bool type_given, const read_options& options = {});
+    ~array_reader();
+    array_reader(const array_reader&) = delete;
+    array_reader& operator=(const array_reader&) = delete;
+
+    /// The element format: the .npy file's own, else the requested dtype.
+    dtype type() const noexcept;
+    /// Replaces chunk's contents by the next values in type() (at most chunk_values from a .npy; from text, at most
+    /// chunk_values + 2^19: the rest of the last 1 MiB read); false, with chunk
+    /// empty, at the end of the input (after checking that it ended well: no bytes after .npy data, no read error).
+    bool next(data_array& chunk);
+    /// Input bytes consumed so far, and the input's size when known (a regular file; 0 for a pipe): for progress.
+    std::uint64_t bytes_read() const noexcept;
+    std::uint64_t total_bytes() const noexcept;
+    /// Values read so far, and what parsing changed about them (text only).
+    std::uint64_t values_read() const noexcept;
+    const parse_report& report() const noexcept;
+
+private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+/// load_array with read_options (skip_rows) and what parsing changed (report, when not null): array_reader drained.
+data_array load_array(const std::string& path, dtype type, bool type_given, const read_options& options,
+                      parse_report* report);
 
 /// Shortest decimal string that reads back (round-to-nearest) to the same value of format f ("0.1", "1e+30",
 /// "-0", "inf", "-inf", "nan" for every NaN). For float64/float32 it is std::to_chars' shortest form (run in the

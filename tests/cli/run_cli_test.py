@@ -807,6 +807,120 @@ def case_sum_abs_sum_specials(cli, g, work):
             f.write(values + "\n")
         _, out, _, shown = cli.run("sum", "--json", path, expect_rc=0)
         check(json.loads(out)["abs_sum"] == expected, f"abs_sum of [{values}] is {expected}\n{shown}")
+# ---- streaming, warnings, hints (issue 15) ------------------------------------------------------------------------
+
+def peak_rss_mb(cli_path, args, stdin_path=None):
+    """Runs the CLI in a child and returns (rc, stdout, stderr, peak RSS in MB of that child alone)."""
+    code = ("import resource,subprocess,sys\n"
+            "f=open(sys.argv[1],'rb') if sys.argv[1] else None\n"
+            "p=subprocess.run(sys.argv[2:],stdin=f,capture_output=True)\n"
+            "sys.stderr.write(p.stderr.decode());sys.stdout.write(p.stdout.decode())\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+            "sys.exit(p.returncode)\n")
+    p = subprocess.run([sys.executable, "-c", code, stdin_path or "", cli_path, *args], capture_output=True,
+                       timeout=300)
+    err_lines = p.stderr.decode().strip().splitlines()
+    return p.returncode, p.stdout.decode(), "\n".join(err_lines[:-1]), int(err_lines[-1]) / 1024
+
+
+def case_stream_memory(cli, g, work):
+    # 3·10^7 float32 values (120 MB): the pattern 1.5, -0.25, 2^-20, 3.0 repeated; exact sum known in rationals.
+    pattern = [1.5, -0.25, 2.0**-20, 3.0]
+    reps = 7_500_000
+    path = os.path.join(work, "big.npy")
+    block = struct.pack("<4f", *pattern) * 250_000
+    header_rows = 4 * reps
+    write_npy(path, "<f4", (header_rows,), b"")
+    with open(path, "ab") as f:
+        for _ in range(reps // 250_000):
+            f.write(block)
+    exact = reps * sum(Fraction(v) for v in pattern)
+    try:
+        for stdin in (None, path):
+            args = ["sum", "--json", "-" if stdin else path]
+            rc, out, err, mb = peak_rss_mb(cli.path, args, stdin)
+            check(rc == 0, f"exit 0 for {args}: {err}")
+            j = json.loads(out)
+            check(j["n"] == header_rows and Fraction(j["exact"]) == exact,
+                  f"exact sum {j['exact']} (n {j['n']}), expected {exact} ({'stdin' if stdin else 'file'})")
+            check(mb <= 64, f"peak RSS {mb:.1f} MB > 64 MB for {'stdin' if stdin else 'file'}")
+        rc, out, err, mb = peak_rss_mb(cli.path, ["covers", path, str(float(exact))])
+        check(rc == 0 and mb <= 64, f"covers streams: rc {rc}, {mb:.1f} MB\n{out}{err}")
+    finally:
+        os.remove(path)
+
+
+def case_parse_warnings(cli, g, work):
+    path = os.path.join(work, "range.txt")
+    with open(path, "w") as f:
+        f.write("1.0\n1e400\n-1e400 1e-400\n0.0 0e7 0x0p+0\n1e5\n")
+    rc, out, err, shown = cli.run("sum", path, expect_rc=0)
+    check("2 finite numbers" in err and "overflowed to +-inf in float64 (the first on line 2)" in err, shown)
+    check("1 non-zero number" in err and "underflowed to 0 in float64 (the first on line 3)" in err, shown)
+    rc, out, err, shown = cli.run("sum", "--dtype", "float16", path, expect_rc=0)
+    check("3 finite numbers" in err and "in float16 (the first on line 2)" in err, shown)
+    rc, out, err, shown = cli.run("sum", g.path, expect_rc=0)
+    check("warning" not in err, f"no warning for clean data\n{shown}")
+
+
+def case_skip_rows_and_header(cli, g, work):
+    path = os.path.join(work, "data.csv")
+    with open(path, "w") as f:
+        f.write("x,y\n1.5,2.25\n-0.75\n")
+    rc, out, err, shown = cli.run("sum", path, expect_rc=2)
+    check(f"{path}:1: not a number: 'x'" in err and "skip it with --skip-rows 1" in err, shown)
+    rc, out, err, shown = cli.run("sum", "--skip-rows", "1", "--json", path, expect_rc=0)
+    check(json.loads(out)["exact"] == "3" and json.loads(out)["n"] == 3, shown)
+    with open(path, "w") as f:
+        f.write("1\n2\nbad\n")
+    rc, out, err, shown = cli.run("sum", path, expect_rc=2)
+    check(f"{path}:3: not a number: 'bad'" in err and "--skip-rows" not in err, f"no header advice mid-file\n{shown}")
+    npy = os.path.join(work, "one.npy")
+    write_npy(npy, "<f8", (1,), struct.pack("<d", 1.0))
+    rc, out, err, shown = cli.run("sum", "--skip-rows", "1", npy, expect_rc=2)
+    check("skipping rows applies to text input only" in err, shown)
+
+
+def case_too_large(cli, g, work):
+    rc, out, err, shown = cli.run("covers", "--standard", "tree:99999999999999999999", g.path, "1", expect_rc=2)
+    check("too large (at most 2^64 - 1 = 18446744073709551615)" in err, shown)
+    rc, out, err, shown = cli.run("covers", "--standard", "tree:18446744073709551615", g.path, "1")
+    check("too large" not in err, f"2^64 - 1 itself is not too large\n{shown}")
+
+
+def case_results_file(cli, g, work):
+    results = [float.fromhex(h) for h in README_ORDER_RESULTS]
+    path = os.path.join(work, "results.txt")
+    with open(path, "w") as f:
+        f.write("# computed sums\n" + "\n".join(x.hex() for x in results) + "\n")
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--json", "--results", path, g.path, expect_rc=0)
+    j = json.loads(out)
+    check(len(j["verdicts"]) == 5 and all(v["covered"] for v in j["verdicts"]), shown)
+    with open(path, "a") as f:
+        f.write("40.5\n")  # 9.9 from the sum, beyond the bound 4.72
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--json", "--results", path, g.path, "30.604263",
+                                  expect_rc=1)
+    j = json.loads(out)
+    check([v["covered"] for v in j["verdicts"]] == [True] * 6 + [False], shown)
+    rc, out, err, shown = cli.run("covers", g.path, expect_rc=2)
+    check("RESULT (or --results FILE)" in err, shown)
+    with open(path, "a") as f:
+        f.write("zz\n")
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--results", path, g.path, expect_rc=2)
+    check(f"--results: {path}:8: not a number: 'zz'" in err, shown)
+
+
+def case_narrower_hint(cli, g, work):
+    # The float32 left fold of the data, judged as float64 (the default for text): rejected, with a hint.
+    r = README_ORDER_RESULTS[1]
+    rc, out, err, shown = cli.run("covers", "--json", g.path, r, expect_rc=1)
+    check(json.loads(out)["verdicts"][0]["hint_dtype"] == "float32", shown)
+    check("hint: " + r + " is a float32 value" in err and "--dtype float32" in err, shown)
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", g.path, r, expect_rc=0)
+    check("hint" not in err, f"no hint for a covered result\n{shown}")
+    # A float64 value far from the sum: rejected, no hint (not a float32 value).
+    rc, out, err, shown = cli.run("covers", g.path, "0x1.e9ab0fadf2ecfp+5", expect_rc=1)
+    check("hint" not in err, f"no hint for a float64 result\n{shown}")
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
