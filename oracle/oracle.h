@@ -29,10 +29,15 @@
 
 // cpp_int, cpp_rational (no GMP backend). GCC 12 reports a false -Wmaybe-uninitialized inside cpp_int's small-value
 // storage; the pragma covers Boost's own lines only.
+// (clang has no such warning, and would warn about the unknown group.)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <boost/multiprecision/cpp_int.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <cfenv>  // std::fenv_t
 #include <cstddef>

@@ -42,7 +42,9 @@ namespace exactref {
 namespace {
 
 constexpr std::size_t block_size = 1024;  // pairs per block: buffers stay in L1/L2
-constexpr std::size_t prefetch_chunk = 64;  // binary64 pass 2 runs in chunks of this many pairs (see add())
+// binary64 pass 2 runs in chunks of this many pairs (see add()); that path is GCC's only (EXACTREF_DOT_X86), hence
+// [[maybe_unused]] for clang.
+[[maybe_unused]] constexpr std::size_t prefetch_chunk = 64;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_DOT_X86 1
@@ -215,7 +217,7 @@ struct f64_scan {
     std::uint64_t safe;
     std::int64_t top;
 };
-EXACTREF_DOT_CLONES f64_scan f64_scan_block(const double* x, const double* y, std::size_t n) {
+[[maybe_unused]] EXACTREF_DOT_CLONES f64_scan f64_scan_block(const double* x, const double* y, std::size_t n) {
     std::uint64_t ok = 1;
     std::int64_t hi = window + 53;  // signed: GCC vectorizes this reduction, not the unsigned one
     for (std::size_t i = 0; i < n; ++i) {
