@@ -42,6 +42,7 @@ struct covers_options {
     std::vector<std::string> results;
     std::string results_file;  // --results FILE: more results, read like data (text or .npy) in the result format
     std::string standard_name = "any_order";
+    bool any_zero_sign = false;  // --any-zero-sign: either sign of an exact zero (standard::any_zero_sign)
     bool explain = false;
 };
 
@@ -110,7 +111,8 @@ std::optional<exactref::dtype> hint_for(const exactref::format_info& f, std::uin
 
 void run_covers(const covers_options& options) {
     namespace cli = exactref::cli;
-    const exactref::standard model = exactref::parse_standard(options.standard_name);
+    exactref::standard model = exactref::parse_standard(options.standard_name);
+    model.any_zero_sign = options.any_zero_sign;
     if (options.results.empty() && options.results_file.empty())
         throw CLI::RequiredError("RESULT (or --results FILE)");
 
@@ -245,7 +247,11 @@ void register_covers(CLI::App& app) {
     command->add_option("--standard", options->standard_name,
                         "error model: any_order (default), exact, faithful, tree:H, split_k:S, split_k:S:pairwise, "
                         "levels:L1,...,Lm (the kernel's structure, e.g. levels:fold/4,any: its bound comes from the "
-                        "data), mixed:ACC:OUT[:<model>], directed:<model>, <model>+fma");
+                        "data), mixed:ACC:OUT[:<model>], directed:<model>, ftz:<model> (flush-to-zero hardware: "
+                        "subnormal inputs and results flushed), <model>+fma");
+    command->add_flag("--any-zero-sign", options->any_zero_sign,
+                      "either sign of an exact zero: exact and faithful take +0.0 and -0.0 when the sum is 0 (a sum "
+                      "that starts from +0.0 returns +0.0 for -0.0 terms, as math.fsum and numpy do)");
     command->add_flag("--explain", options->explain,
                       "also judge each RESULT by every candidate standard (exact, faithful, trees, split_k, any_order, "
                       "directed, mixed, the --standard's structure), covering ones first, tightest first");

@@ -113,6 +113,27 @@ def is_upward_rounding(printed, exact):
     return Fraction(printed) >= exact and Fraction(math.nextafter(printed, -math.inf)) < exact
 
 
+def case_zero_sign_and_ftz(cli, g, work):
+    """--any-zero-sign: exact takes +0.0 for -0.0 terms (math.fsum's and numpy's answer); ftz: covers a sum of
+    binary32 subnormals flushed to 0 (torch.sum under set_flush_denormal), which any_order rejects."""
+    zeros = os.path.join(work, "zeros.txt")
+    with open(zeros, "w") as f:
+        f.write("-0.0 -0.0 -0.0 -0.0 -0.0\n")
+    rc, out, err, shown = cli.run("covers", "--standard", "exact", zeros, "0.0", expect_rc=1)
+    check("any_zero_sign" in out, f"exact's rejection of +0.0 names any_zero_sign\n{shown}")
+    cli.run("covers", "--standard", "exact", "--any-zero-sign", zeros, "0.0", "-0.0", expect_rc=0)
+    cli.run("covers", "--standard", "exact", "--any-zero-sign", zeros, "0x1p-1074", expect_rc=1)
+    tiny = os.path.join(work, "tiny.txt")
+    with open(tiny, "w") as f:
+        f.write("\n".join(["1e-40"] * 1000) + "\n")
+    cli.run("covers", "--dtype", "float32", tiny, "0", expect_rc=1)
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--standard", "ftz:any_order", tiny, "0", "-0",
+                                  expect_rc=0)
+    check("ftz:any_order" in out, shown)
+    rc, out, err, shown = cli.run("covers", "--standard", "ftz:exact", tiny, "0", expect_rc=2)
+    check("ftz:" in err, shown)
+
+
 # ---- running the CLI -------------------------------------------------------------------------------------------------
 
 class Cli:
