@@ -103,7 +103,7 @@ def test_the_spellings_and_keyword_forms_agree():
     ("levels:fold/4", ValueError, "the last level combines all that is left: it has no group suffix"),
     ("levels:fold,any", ValueError, "level 1 has no group suffix"),
     ("levels:", ValueError, "has no levels"),
-    ("directed:exact", ValueError, "exact and faithful compare encodings and take no structure, 'mixed:' or "
+    ("directed:exact", ValueError, "exact and faithful compare encodings and take no structure, 'ftz:', 'mixed:' or "
                                    "'directed:'"),
     ("mixed:float32:float16:faithful", ValueError, "exact and faithful compare encodings"),
 ])
