@@ -136,6 +136,30 @@ bool matches_number_grammar(std::string_view s, bool& hex) noexcept {
     return exponent_digits > 0 && i == s.size();
 }
 
+/// Rewrites an exponent too large for MPFR's parser into one that gives the same rounded value. mpfr_strtofr wraps
+/// exponents past the range of its exponent type: "-.0012e-323000000000001244989036" came back as -Inf, not -0 (found
+/// by tests/fuzz/fuzz_number; test ParseNumber.HugeExponentsOverflowOrUnderflowAsWritten). With m mantissa digits
+/// (m <= the text's length) the written value is M·B^E with B^-m <= |M| < B^m for a non-zero M, so from
+/// |E| >= L = 10^7 + text length on it overflows (E > 0) or rounds to zero (E < 0) in every format: clamping E to
+/// ±L changes nothing. `text` matches the grammar above.
+void clamp_exponent(std::string& text, bool hex) {
+    const std::size_t marker = text.find_first_of(hex ? "pP" : "eE");
+    if (marker == std::string::npos) return;
+    std::size_t i = marker + 1;
+    const bool negative = i < text.size() && text[i] == '-';
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    while (i + 1 < text.size() && text[i] == '0') ++i;  // leading zeros
+    const std::string_view exponent(text.data() + i, text.size() - i);
+    const std::uint64_t limit = 10'000'000 + text.size();
+    std::uint64_t e = 0;
+    bool large = exponent.size() > 18;
+    for (std::size_t k = 0; !large && k < exponent.size(); ++k) e = e * 10 + static_cast<std::uint64_t>(exponent[k] - '0');
+    if (!large && e <= limit) return;
+    text.resize(marker + 1);
+    text.push_back(negative ? '-' : '+');
+    text.append(std::to_string(limit));
+}
+
 std::uint64_t sign_bit(const format_info& f, bool negative) noexcept {
     return negative ? std::uint64_t{1} << (f.storage_bits - 1) : 0;
 }
@@ -221,7 +245,8 @@ std::uint64_t parse_into(const format_info& f, std::string_view text, mpfr_ptr x
     bool hex = false;
     if (!matches_number_grammar(body, hex)) throw_not_a_number(t);
 
-    const std::string digits(t);  // NUL-terminated copy for MPFR
+    std::string digits(t);  // NUL-terminated copy for MPFR
+    clamp_exponent(digits, hex);
     exponent_range_guard range(f);
     char* end = nullptr;
     int ternary = mpfr_strtofr(x, digits.c_str(), &end, hex ? 16 : 10, MPFR_RNDN);
