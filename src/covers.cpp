@@ -23,6 +23,7 @@
 #include "exactref/detail/decimal.h"
 #include "exactref/io.h"
 #include "exactref/multiprecision.h"
+#include "exactref/scatter.h"
 
 #include "covers_filter.h"
 
@@ -632,9 +633,7 @@ public:
         }
         const superaccumulator::binary64_enclosure s = sum.enclosure();
         const superaccumulator::binary64_enclosure w = ref.abs_sum.enclosure();
-        constexpr double inf = std::numeric_limits<double>::infinity();
-        if (!(std::isfinite(s.lo) && std::isfinite(s.hi) && std::isfinite(w.hi) && w.lo >= 0)) return;
-        double data = inf;  // the structured data bound (a double, exact)
+        double data = std::numeric_limits<double>::infinity();  // the structured data bound (a double, exact)
         if (model_.structured && !model_.ftz) {  // ftz: takes the flat depth form (compute_bound)
             const structure_bound* sb = nullptr;
             for (const structure_bound& b : ref.structures)
@@ -643,6 +642,27 @@ public:
             if (sb == nullptr || sb->leaves != products || (ref.is_dot && ref.has_initial)) return;  // throws there
             data = sb->error_for(acc_->id, model_.directed);
         }
+        fill_bounds(s.lo, s.hi, w.lo, w.hi, data, out);
+    }
+
+    // The flat part of B for the current key: B_acc = factor·W + extra (compute_flat), as enclosures.
+    void set_flat(bool has_factor, detail::nonnegative_interval factor, detail::nonnegative_interval extra) {
+        has_factor_ = has_factor;
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        factor_ = has_factor_ ? factor : detail::nonnegative_interval{inf, inf};
+        extra_ = extra;
+        // prepare()'s overflow growth factor: the flat factor (2^4096 without one), mixed's rounding on top.
+        total_factor_ = factor_;
+        if (model_.is_mixed()) total_factor_ = total_factor_ + u_out_ * (point(1) + total_factor_);
+    }
+
+    // The filter's facts from enclosures of s and S = W and the data bound (+inf: none), under the current flat part.
+    void fill_bounds(double s_lo, double s_hi, double w_lo, double w_hi, double data, filter_reference& out) const {
+        out.usable = false;
+        struct {
+            double lo, hi;
+        } s{s_lo, s_hi}, w{w_lo, w_hi};
+        if (!(std::isfinite(s.lo) && std::isfinite(s.hi) && std::isfinite(w.hi) && w.lo >= 0)) return;
         const bool unbounded = !has_factor_ && !std::isfinite(data);
         detail::nonnegative_interval b{0, 0};
         if (!unbounded) {
@@ -684,13 +704,8 @@ private:
         have_key_ = true;
         if (model_.decides != rule::bound) return;
         const flat_bound flat = compute_flat(ref, model_, *acc_);
-        has_factor_ = flat.factor.has_value();
-        constexpr double inf = std::numeric_limits<double>::infinity();
-        factor_ = has_factor_ ? enclose(*flat.factor) : detail::nonnegative_interval{inf, inf};
-        extra_ = enclose(flat.extra);
-        // prepare()'s overflow growth factor: the flat factor (2^4096 without one), mixed's rounding on top.
-        total_factor_ = factor_;
-        if (model_.is_mixed()) total_factor_ = total_factor_ + u_out_ * (point(1) + total_factor_);
+        set_flat(flat.factor.has_value(), flat.factor ? enclose(*flat.factor) : detail::nonnegative_interval{},
+                 enclose(flat.extra));
     }
 
     const standard& model_;
@@ -867,6 +882,217 @@ array_verdict covers_many(std::span<const T> results, const reference* single, c
     return out;
 }
 
+// Compact reference arrays (scatter.h): the filter's facts come from the cells, whose s and S are enclosed in O(1),
+// and the flat part of B depends on an element's n only — through its depth unless ftz: is set — so it is computed
+// once per distinct depth (n for ftz:) and, for the plain any_order bound (n-1)·u, in closed form. Elements the filter
+// cannot decide are built as full references and take the exact path.
+class compact_decider {
+public:
+    compact_decider(const compact_reference_array& refs, const standard& model, const format_info& result)
+        : refs_(refs), model_(model), result_(result), filter_(model, result) {
+        acc_ = model.is_mixed() ? &info(model.accumulate.value_or(result.id)) : &result;
+        key_ref_.term_format = refs.term_format();
+        const bool one_level_any = model.levels.size() == 1 && model.levels[0].order == level_order::any;
+        plain_any_ = model.decides == rule::bound && one_level_any && !model.directed && !model.ftz;
+        one_level_any_ = one_level_any;
+        // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
+        // grow with n, so the smallest and largest n of the array decide.
+        if (refs.size() > 0) {
+            std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+            for (std::size_t i = 0; i < refs.size(); ++i) {
+                const std::uint64_t c = refs.cells()[i].count;
+                lo = std::min(lo, c);
+                hi = std::max(hi, c);
+            }
+            for (const std::uint64_t c : {lo, hi}) {
+                key_ref_.count = c;
+                if (model.structured) add_flat_structure(key_ref_);
+                (void)prepare(key_ref_, model, result);
+            }
+        }
+    }
+
+    // Element i as a full reference, with what prepare() needs of a structured standard: its data bound is not kept
+    // per element, so it reads as +inf and the flat bound of the structure decides (never tighter than the truth).
+    void materialize(std::size_t i, reference& out) const { refs_.element(i, model_, out); }
+
+    // The filter's facts of element i; false sends it to the exact path.
+    bool facts(std::size_t i, filter_reference& out) {
+        out.usable = false;
+        const compact_reference_array::filter_facts f = refs_.facts(i);
+        if (!f.usable) return false;
+        if (model_.decides != rule::bound) {
+            out.rn_bits = refs_.nearest_bits(i, result_, rounding::to_nearest_even);
+            if (model_.decides == rule::faithful) {
+                out.rd_bits = refs_.nearest_bits(i, result_, rounding::downward);
+                out.ru_bits = refs_.nearest_bits(i, result_, rounding::upward);
+            }
+            out.usable = true;
+            return true;
+        }
+        set_count(f.count);
+        filter_.fill_bounds(f.s_lo, f.s_hi, f.w_lo, f.w_hi, std::numeric_limits<double>::infinity(), out);
+        return out.usable;
+    }
+
+private:
+    void add_flat_structure(reference& r) const {
+        structure_bound b;
+        b.structure = model_.structure();
+        b.error.fill(std::numeric_limits<double>::infinity());
+        b.leaves = r.count;
+        r.structures.assign(1, b);
+    }
+
+    void set_count(std::uint64_t n) {
+        if (have_count_ && n == count_) return;
+        have_count_ = true;
+        count_ = n;
+        constexpr std::uint64_t exact_in_binary64 = std::uint64_t{1} << 53;
+        if (plain_any_ && n <= exact_in_binary64) {  // (n - 1)·u, exact in binary64 (Rump; Lange–Rump)
+            const double factor = n == 0 ? 0.0 : std::ldexp(static_cast<double>(n - 1), acc_->u_exponent());
+            filter_.set_flat(true, point(factor), point(0));
+            return;
+        }
+        // compute_flat's factor for a sum is γ_depth (extra 0) unless ftz: adds terms in n.
+        std::uint64_t key = n;
+        if (!model_.ftz && n > 0) key = one_level_any_ ? n - 1 : structure_depth(model_, n);
+        if (model_.ftz || n == 0) key = n | (std::uint64_t{1} << 63);  // keyed by n itself
+        auto found = flat_.find(key);
+        if (found == flat_.end()) {
+            key_ref_.count = n;
+            const flat_bound flat = compute_flat(key_ref_, model_, *acc_);
+            flat_entry e{flat.factor.has_value(), flat.factor ? enclose(*flat.factor) : detail::nonnegative_interval{},
+                         enclose(flat.extra)};
+            found = flat_.emplace(key, e).first;
+        }
+        filter_.set_flat(found->second.has_factor, found->second.factor, found->second.extra);
+    }
+
+    struct flat_entry {
+        bool has_factor = false;
+        detail::nonnegative_interval factor, extra;
+    };
+    const compact_reference_array& refs_;
+    const standard& model_;
+    const format_info& result_;
+    const format_info* acc_ = nullptr;
+    array_filter filter_;
+    reference key_ref_;  // count and term format only: what compute_flat and prepare's checks read
+    bool plain_any_ = false, one_level_any_ = false, have_count_ = false;
+    std::uint64_t count_ = 0;
+    std::unordered_map<std::uint64_t, flat_entry> flat_;
+};
+
+template <class T>
+array_decisions decide_compact(std::span<const T> results, const compact_reference_array& refs,
+                               const standard& model, bool ratios) {
+    using tr = format_traits<T>;
+    const format_info& f = tr::info;
+    const std::size_t n = results.size();
+    if (refs.size() != n)
+        throw std::invalid_argument("covers: " + std::to_string(n) + " results for " + std::to_string(refs.size()) +
+                                    " references: pass one result per reference element (row-major)");
+    array_decisions out;
+    out.covered.assign(n, 0);
+    if (ratios) {
+        out.ratio_lo.assign(n, 0);
+        out.ratio_hi.assign(n, 0);
+    }
+    const detail::default_fp_environment environment;
+    compact_decider decider(refs, model, f);
+    filter_reference facts;
+    using bits_t = typename tr::bits_type;
+    const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
+    const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
+                                               << (f.precision - 1));
+    std::unique_ptr<reference> scratch;
+    for (std::size_t i = 0; i < n; ++i) {
+        const bits_t bits = tr::to_bits(results[i]);
+        const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
+        bool decided = false;
+        if (magnitude < special && decider.facts(i, facts)) {
+            if (model.decides == rule::bound) {
+                if (bits != sign_bit) {  // -0.0 has its own rule
+                    const detail::filter_outcome o = detail::filter_element(result_value(results[i]), facts.bounds);
+                    if (o.verdict != detail::filter_verdict::undecided) {
+                        decided = true;
+                        out.covered[i] = o.verdict == detail::filter_verdict::covered;
+                        if (ratios) {
+                            out.ratio_lo[i] = o.ratio_lo;
+                            out.ratio_hi[i] = o.ratio_hi;
+                        }
+                    }
+                }
+            } else {
+                const bool hit = bits == facts.rn_bits ||
+                                 (model.decides == rule::faithful && (bits == facts.rd_bits || bits == facts.ru_bits));
+                if (hit || magnitude != 0) {  // a zero may be accepted for its sign (any_zero_sign)
+                    decided = true;
+                    out.covered[i] = hit;
+                    if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = hit ? 0 : std::numeric_limits<double>::infinity();
+                }
+            }
+        }
+        if (decided) continue;
+        ++out.exact_path;
+        if (!scratch) scratch = std::make_unique<reference>();
+        decider.materialize(i, *scratch);
+        const verdict v = evaluate(prepare(*scratch, model, f), bits, false);
+        out.covered[i] = v.covered;
+        if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = std::isnan(v.ratio) ? 0 : v.ratio;
+    }
+    exact_path_elements.fetch_add(out.exact_path, std::memory_order_relaxed);
+    return out;
+}
+
+template <class T>
+array_verdict covers_compact(std::span<const T> results, const compact_reference_array& refs, const standard& model) {
+    using tr = format_traits<T>;
+    array_verdict out;
+    out.size = results.size();
+    const array_decisions d = decide_compact(results, refs, model, true);
+    if (results.empty()) {
+        out.worst.covered = true;
+        out.worst.standard = model.name();
+        return out;
+    }
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (d.covered[i]) continue;
+        ++out.violations;
+        if (out.first_violations.size() < 8) out.first_violations.push_back(i);
+    }
+    out.covered = out.violations == 0;
+    // The worst, as covers_many chooses it: violations first, then the largest exact ratio, the first on ties.
+    const bool among_violations = out.violations > 0;
+    auto in_class = [&](std::size_t i) { return !among_violations || !d.covered[i]; };
+    double floor = -1;
+    for (std::size_t i = 0; i < results.size(); ++i)
+        if (in_class(i)) floor = std::max(floor, d.ratio_lo[i]);
+    compact_decider decider(refs, model, tr::info);
+    reference scratch;
+    double worst_ratio = -1;
+    std::uint64_t exact_ratios = 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (!in_class(i) || d.ratio_hi[i] < floor) continue;
+        double ratio = d.ratio_lo[i];
+        if (d.ratio_lo[i] != d.ratio_hi[i]) {
+            ++exact_ratios;
+            decider.materialize(i, scratch);
+            const verdict v = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[i]), false);
+            ratio = std::isnan(v.ratio) ? 0 : v.ratio;
+        }
+        if (ratio > worst_ratio) {
+            worst_ratio = ratio;
+            out.worst_index = i;
+        }
+    }
+    exact_ratio_elements.fetch_add(exact_ratios, std::memory_order_relaxed);
+    decider.materialize(out.worst_index, scratch);
+    out.worst = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[out.worst_index]), true);
+    return out;
+}
+
 }  // namespace
 
 namespace detail {
@@ -885,6 +1111,29 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
             values[i] = tr::from_bits(static_cast<typename tr::bits_type>(bits[i]));
         auto ref_at = [&](std::size_t i) -> const reference& { return *refs[i]; };
         const array_decisions d = decide_array(std::span<const T>(values), ref_at, false, model, false);
+        std::copy(d.covered.begin(), d.covered.end(), covered.begin());
+    };
+    switch (format.id) {
+        case dtype::float64: return run(double{});
+        case dtype::float32: return run(float{});
+        case dtype::float16: return run(float16{});
+        case dtype::bfloat16: return run(bfloat16{});
+    }
+}
+
+void covers_flags(const format_info& format, std::span<const std::uint64_t> bits, const compact_reference_array& refs,
+                  const standard& model, std::span<std::uint8_t> covered) {
+    if (bits.size() != refs.size() || bits.size() != covered.size())
+        throw std::invalid_argument("covers_flags: " + std::to_string(bits.size()) + " results, " +
+                                    std::to_string(refs.size()) + " references and " +
+                                    std::to_string(covered.size()) + " flags: pass one of each per element");
+    auto run = [&](auto tag) {
+        using T = decltype(tag);
+        using tr = format_traits<T>;
+        std::vector<T> values(bits.size());
+        for (std::size_t i = 0; i < bits.size(); ++i)
+            values[i] = tr::from_bits(static_cast<typename tr::bits_type>(bits[i]));
+        const array_decisions d = decide_compact(std::span<const T>(values), refs, model, false);
         std::copy(d.covered.begin(), d.covered.end(), covered.begin());
     };
     switch (format.id) {
@@ -1048,7 +1297,13 @@ array_verdict covers(std::span<const T> results, const reference_array& refs, co
     return covers_many<T>(results, nullptr, &refs, model);
 }
 
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const compact_reference_array& refs, const standard& model) {
+    return covers_compact<T>(results, refs, model);
+}
+
 #define EXACTREF_INSTANTIATE_COVERS(T)                                                                        \
+    template array_verdict covers<T>(std::span<const T>, const compact_reference_array&, const standard&);   \
     template array_verdict covers<T>(std::span<const T>, const reference&, const standard&);                  \
     template array_verdict covers<T>(std::span<const T>, const reference_array&, const standard&);
 EXACTREF_INSTANTIATE_COVERS(double)

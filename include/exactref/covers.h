@@ -30,6 +30,8 @@
 
 namespace exactref {
 
+class compact_reference_array;  // scatter.h
+
 /// What a check can see: the bound B relative to the sum, to S = Σ|t_i| (T for dots) and to the largest
 /// term. A fault that moves the sum by less than B (a lost term, a lost block, a term counted twice) cannot be seen.
 struct verdict_sensitivity {
@@ -140,6 +142,11 @@ template <floating_format T>
 array_verdict covers(std::span<const T> results, const reference& ref, const standard& model);
 template <floating_format T>
 array_verdict covers(std::span<const T> results, const reference_array& refs, const standard& model);
+/// results[i] against element i of a compact reference array (scatter.h: segment sums, scatter-adds, scans): each
+/// element's standard over its own n_i terms. The same filter and exact path; elements are 48 bytes, so this runs at
+/// array speed. Throws std::invalid_argument when the sizes differ, or like covers_bits.
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const compact_reference_array& refs, const standard& model);
 
 /// The same for a std::vector of results (no explicit std::span needed).
 template <floating_format T>

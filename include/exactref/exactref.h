@@ -12,6 +12,7 @@
 #include "exactref/io.h"
 #include "exactref/orders.h"
 #include "exactref/reference.h"
+#include "exactref/scatter.h"
 #include "exactref/standard.h"
 #include "exactref/testing.h"
 #include "exactref/tree.h"

@@ -8,6 +8,7 @@
 
 #include "exactref/format.h"
 #include "exactref/reference.h"
+#include "exactref/scatter.h"
 #include "exactref/standard.h"
 
 namespace exactref::detail {
@@ -18,6 +19,10 @@ namespace exactref::detail {
 /// format the standard does not apply to), std::invalid_argument when the sizes differ.
 void covers_flags(const format_info& format, std::span<const std::uint64_t> bits,
                   std::span<const reference* const> refs, const standard& model, std::span<std::uint8_t> covered);
+
+/// The same for the elements of a compact reference array (scatter.h): covered[i] for bits[i] against element i.
+void covers_flags(const format_info& format, std::span<const std::uint64_t> bits, const compact_reference_array& refs,
+                  const standard& model, std::span<std::uint8_t> covered);
 
 /// Elements of covers() over arrays (and covers_flags) whose verdict the exact path decided, since the process
 /// started, in all threads: the filter's undecided elements, non-finite results, -0.0, references it cannot enclose.

@@ -1,0 +1,206 @@
+// exactref/scatter.h — exact references of scatter-adds and scans: segment sums, scatter_add / index_add, np.add.at,
+// weighted bincount, embedding-bag sums, inclusive and exclusive scans (cumsum), in compact reference arrays.
+//
+// Why: the nondeterministic kernels after full reductions and GEMM are atomic scatter-adds (every output element a sum
+// of the updates that hit it, in whatever order the atomics landed) and scans. Their references have many output
+// elements, so a full superaccumulator pair per element (~2.3 KB, reference.h) does not scale: 10^6 segments would
+// need 2.3 GB. A compact_reference_array keeps each element's exact Σt and Σ|t| as two 128-bit integers over one
+// shared exponent (48 bytes); an element whose terms span more than ~125 binades, or that meets Inf/NaN, moves to a
+// full superaccumulator pair of its own ("spills"). Exact on any data (docs/scatter.md, "Compact reference arrays").
+//
+// Standards apply per element (covers.h: covers(results, compact_reference_array, model)): each element is a sum of
+// its own n_i terms (its updates, plus the initial value when there is one), so any_order's bound is
+// (n_i - 1)·u·S_i — the atomics model. exact, faithful, tree:H, split_k:S, mixed, directed and ftz apply per element
+// as to any reference; a structured (levels:) standard takes its flat bound per element (no data bound is kept).
+#pragma once
+
+#include "exactref/config.h"  // C++20, or a clear error
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exactref/accumulator.h"
+#include "exactref/format.h"
+#include "exactref/reference.h"
+#include "exactref/standard.h"
+
+namespace exactref {
+
+/// Exact references of many sums, a few words each (see the file comment). Row-major over shape().
+///
+/// Element i: exact s_i = Σ t, exact S_i = Σ|t| over the finite terms, n_i = count(i) terms (zeros, specials and an
+/// initial value included), the special-value state (NaN, ±Inf, all terms -0.0) of a superaccumulator.
+/// Memory: 48 bytes per element, plus ~2.3 KB for each spilled element (spilled()).
+/// Thread safety: const member functions may be called concurrently; add() needs exclusive access.
+///
+///   exactref::compact_reference_array r({3}, exactref::dtype::float32);
+///   r.add(0, 0.1f); r.add(0, 0.2f); r.add(2, -1.0f);
+///   r.exact(0);            // -> "0.300000004470348358154296875"
+///   r.nearest<float>(1);   // -> 0.0f (no terms: +0.0)
+class compact_reference_array {
+public:
+    compact_reference_array() = default;
+    /// Every element empty (no terms: s = +0.0). Throws std::invalid_argument for a shape of rank other than 1 or 2
+    /// or whose product overflows.
+    compact_reference_array(std::vector<std::size_t> shape, dtype term_format);
+
+    const std::vector<std::size_t>& shape() const noexcept { return shape_; }
+    std::size_t size() const noexcept { return cells_.size(); }
+    dtype term_format() const noexcept { return term_format_; }
+
+    /// Adds one term of term_format() (raw bits) to element i exactly. Throws std::out_of_range for i >= size().
+    void add_bits(std::size_t i, std::uint64_t bits);
+    /// Adds x to element i. Throws std::invalid_argument when T is not term_format(), std::out_of_range as add_bits.
+    template <floating_format T>
+    void add(std::size_t i, T x) {
+        check_format(format_traits<T>::info);
+        add_bits(i, format_traits<T>::to_bits(x));
+    }
+
+    /// n_i. Throws std::out_of_range for i >= size() (as every accessor below).
+    std::uint64_t count(std::size_t i) const;
+    /// The full reference of element i (its superaccumulators built on demand, ~2.3 KB), equal to what
+    /// exactref::sum would give for the same terms, except `largest` (NaN: not kept).
+    reference element(std::size_t i) const;
+    void element(std::size_t i, reference& out) const;
+    /// Element i as covers() judges it under `model`: for a structured (levels:) standard the reference carries that
+    /// structure with an infinite data bound (none is kept per element), so bound() and covers() take the
+    /// structure's flat bound over n_i; otherwise element(i).
+    void element(std::size_t i, const standard& model, reference& out) const;
+    reference element(std::size_t i, const standard& model) const {
+        reference r;
+        element(i, model, r);
+        return r;
+    }
+    /// Every element as a reference_array (1 x size() for rank 1, rows x cols for rank 2); ~2.3 KB each.
+    reference_array to_array() const;
+    /// s_i correctly rounded to format f in `mode` (IEEE 754-2019 §4.3), raw bits; the superaccumulator's rules for
+    /// specials and the sign of zero (accumulator.h). O(1) for a compact element.
+    std::uint64_t nearest_bits(std::size_t i, const format_info& f, rounding mode = rounding::to_nearest_even) const;
+    template <floating_format T>
+    T nearest(std::size_t i, rounding mode = rounding::to_nearest_even) const {
+        using tr = format_traits<T>;
+        return tr::from_bits(static_cast<typename tr::bits_type>(nearest_bits(i, tr::info, mode)));
+    }
+    /// s_i as an exact decimal string (superaccumulator::to_decimal).
+    std::string exact(std::size_t i) const;
+
+    /// Bytes held: the cells and the spilled elements' accumulators.
+    std::size_t memory_bytes() const noexcept;
+    /// Elements that needed a full superaccumulator pair (terms spanning > ~125 binades, Inf or NaN).
+    std::size_t spilled() const noexcept { return spills_.size(); }
+
+    /// Internal (covers.cpp): what the binary64 filter of covers() reads of element i. usable = false sends the
+    /// element to the exact path (spilled elements: specials, or enclosures beyond binary64's range).
+    struct filter_facts {
+        bool usable = false;
+        std::uint64_t count = 0;
+        double s_lo = 0, s_hi = 0;  // RD and RU of s in binary64
+        double w_lo = 0, w_hi = 0;  // RD and RU of S in binary64
+    };
+    filter_facts facts(std::size_t i) const noexcept;
+    /// Internal: a copy of element `from` of `source` (same term format) into element `to` (scans).
+    void copy_element(std::size_t to, const compact_reference_array& source, std::size_t from);
+
+    /// One element's state: Σt = sum·2^exponent, Σ|t| = abs_sum·2^exponent (two's complement 128-bit words, low
+    /// first), or an index into the spilled pairs. Internal; public for the builders in src/scatter.cpp.
+    struct cell {
+        std::uint64_t abs_lo = 0, abs_hi = 0;  // Σ|t| / 2^exponent, < 2^126
+        std::uint64_t sum_lo = 0, sum_hi = 0;  // Σt / 2^exponent (or the spill index when spilled)
+        std::uint64_t count = 0;
+        std::int32_t exponent = 0;
+        std::uint32_t state = 0;               // cell_state bits
+    };
+    static_assert(sizeof(cell) == 48, "48 bytes per element");
+    struct spill {
+        superaccumulator sum, abs_sum;
+    };
+    std::vector<cell>& cells() noexcept { return cells_; }
+    const std::vector<cell>& cells() const noexcept { return cells_; }
+    std::vector<spill>& spills() noexcept { return spills_; }
+    const std::vector<spill>& spills() const noexcept { return spills_; }
+
+private:
+    void check_format(const format_info& f) const;
+    const cell& at(std::size_t i) const;
+    std::vector<std::size_t> shape_;
+    dtype term_format_ = dtype::float64;
+    std::vector<cell> cells_;
+    std::vector<spill> spills_;
+};
+using CompactReferenceArray = compact_reference_array;
+
+/// Index types the builders take (torch int64, numpy intp, int32 indices of jax/TF).
+template <class I>
+concept index_type = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
+
+/// What a builder does with an index outside the output: refuse it (std::invalid_argument naming the argument and
+/// its first offending position) or drop the update (jax.ops.segment_sum, tf.math.unsorted_segment_sum with
+/// negative ids).
+enum class out_of_range { error, drop };
+
+/// Segment sums (jax.ops.segment_sum, tf.math.unsorted_segment_sum, torch_scatter.segment_coo):
+///   out[k] = initial[k] + Σ_{i: segment_ids[i] = k} values[i],   k = 0 .. num_segments - 1
+///   values       n terms of format T;  segment_ids  n indices (sorted or not)
+///   initial      empty, or num_segments values (one more term of each element, like beta = 1)
+/// One pass over the values, O(n + num_segments) time. A segment with no terms is +0.0 (n_k = 0) or its initial.
+/// Throws std::invalid_argument for mismatched lengths, and for an id outside [0, num_segments) unless ids = drop.
+///   values {1, 2, 3, 4}, ids {0, 2, 0, 2}, num_segments 3  ->  exact [4, 0, 6]
+template <floating_format T, index_type I>
+compact_reference_array segment_sum(std::span<const T> values, std::span<const I> segment_ids,
+                                    std::size_t num_segments, std::span<const T> initial = {},
+                                    out_of_range ids = out_of_range::error);
+
+/// A shape of rank 1 ({n}) or 2 ({rows, cols}), row-major.
+using array_shape = std::vector<std::size_t>;
+
+/// torch.Tensor.scatter_add_(dim, index, src) onto `initial` (rank 1 or 2; index and src of the same rank):
+///   dim 0:  out[index[i][j]][j] += src[i][j];   dim 1:  out[i][index[i][j]] += src[i][j]   (rank 1: out[index[i]])
+/// for every position (i, j) of index, whose extents must not exceed src's, nor initial's in the other dimension
+/// (torch's rules). Every element of out has initial as one of its terms. Index values must lie in
+/// [0, initial.shape[dim]) (torch rejects others). Throws std::invalid_argument naming the argument and position.
+template <floating_format T, index_type I>
+compact_reference_array scatter_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
+                                    std::span<const I> index, const array_shape& index_shape,
+                                    std::span<const T> src, const array_shape& src_shape);
+
+/// torch.Tensor.index_add_(dim, index, source) onto `initial` (rank 1 or 2):
+///   dim 0:  out[index[i], :] += source[i, :];   dim 1:  out[:, index[j]] += source[:, j]
+/// index has source.shape[dim] entries in [0, initial.shape[dim]); source's other extent equals initial's.
+template <floating_format T, index_type I>
+compact_reference_array index_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
+                                  std::span<const I> index, std::span<const T> source, const array_shape& source_shape);
+
+/// np.add.at(a, indices, values) on a 1-D `initial`: out[indices[i]] += values[i] (values.size() == indices.size(),
+/// or one value broadcast to every index). Negative indices count from the end, as numpy's; others outside
+/// [-n, n) are refused.
+template <floating_format T, index_type I>
+compact_reference_array add_at(std::span<const T> initial, std::span<const I> indices, std::span<const T> values);
+
+/// np.bincount(x, weights, minlength): out[k] = Σ_{i: x[i] = k} weights[i], length max(max(x) + 1, minlength).
+/// Negative x refused (numpy's ValueError). An empty x gives minlength elements with no terms.
+template <floating_format T, index_type I>
+compact_reference_array bincount(std::span<const I> x, std::span<const T> weights, std::size_t minlength = 0);
+
+/// torch.nn.functional.embedding_bag(input, weight, offsets, mode="sum"): weight is num_embeddings x dim;
+/// bag b holds indices[offsets[b] .. offsets[b+1]) (the last bag runs to the end, or with include_last_offset the
+/// last offset closes the last bag); out[b][d] = Σ_{k in bag b} weight[indices[k]][d]. An empty bag has no terms.
+/// offsets must start at 0 and not decrease; indices must lie in [0, num_embeddings).
+template <floating_format T, index_type I>
+compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t num_embeddings, std::size_t dim,
+                                          std::span<const I> indices, std::span<const I> offsets,
+                                          bool include_last_offset = false);
+
+/// Scans (np.cumsum, torch.cumsum, CUB/thrust inclusive_scan and exclusive_scan) along `axis` of a rank-1 or rank-2
+/// row-major array: inclusive out[i] = Σ_{k <= i} x[k], exclusive out[i] = Σ_{k < i} x[k] (out[0] has no terms,
+/// +0.0). n_i = i + 1 (inclusive) or i terms. O(n) time, one pass; 48 bytes per element on typical data.
+template <floating_format T>
+compact_reference_array inclusive_scan(std::span<const T> values, const array_shape& shape, int axis = 0);
+template <floating_format T>
+compact_reference_array exclusive_scan(std::span<const T> values, const array_shape& shape, int axis = 0);
+
+}  // namespace exactref

@@ -1,0 +1,580 @@
+// Compact reference arrays and the scatter/scan builders (include/exactref/scatter.h; docs/scatter.md has the
+// representation and why it is exact).
+//
+// Invariant of a compact cell (state without cell_spilled):
+//   Σt = sum·2^exponent and Σ|t| = abs·2^exponent exactly, with 0 <= |sum| <= abs < 2^126 (so sum fits a signed
+//   128-bit word and one more aligned term cannot wrap), over the finite terms; no Inf or NaN term was seen.
+// A term that would break it (an Inf, a NaN, or an alignment needing more than 125 bits) moves the cell to a full
+// superaccumulator pair, rebuilt from the cell exactly (add_scaled), which then takes every later term.
+#include "exactref/scatter.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace exactref {
+
+namespace {
+
+__extension__ typedef unsigned __int128 u128;  // __extension__: -Wpedantic accepts the GCC/Clang type here
+__extension__ typedef __int128 i128;
+using cell = compact_reference_array::cell;
+
+enum : std::uint32_t {
+    cell_spilled = 1u,
+    cell_saw_not_negative_zero = 2u,  // a term other than -0.0 (superaccumulator's non_negative_zero_seen_)
+    cell_saw_not_positive_zero = 4u,  // a term other than +0.0
+    cell_saw_nonzero = 8u,            // a term other than ±0.0 (the abs_sum's "not +0.0")
+};
+
+constexpr int headroom_bits = 126;  // abs < 2^126 (file comment)
+
+u128 abs_of(const cell& c) noexcept { return (u128{c.abs_hi} << 64) | c.abs_lo; }
+i128 sum_of(const cell& c) noexcept { return static_cast<i128>((u128{c.sum_hi} << 64) | c.sum_lo); }
+void store(cell& c, u128 a, i128 s) noexcept {
+    c.abs_lo = static_cast<std::uint64_t>(a);
+    c.abs_hi = static_cast<std::uint64_t>(a >> 64);
+    const u128 us = static_cast<u128>(s);
+    c.sum_lo = static_cast<std::uint64_t>(us);
+    c.sum_hi = static_cast<std::uint64_t>(us >> 64);
+}
+int bit_width128(u128 a) noexcept {
+    const auto hi = static_cast<std::uint64_t>(a >> 64);
+    return hi != 0 ? 64 + std::bit_width(hi) : std::bit_width(static_cast<std::uint64_t>(a));
+}
+
+// Adds (negative ? -1 : 1)·m·2^e, m != 0, to a compact cell; false (cell unchanged) when the invariant would break.
+inline bool add_finite(cell& c, bool negative, std::uint64_t m, int e) noexcept {
+    const int zeros = std::countr_zero(m);  // keep the exponent as high as the terms allow
+    m >>= zeros;
+    e += zeros;
+    u128 a = abs_of(c);
+    if (a == 0) {  // the first non-zero term (then sum = 0 too)
+        c.exponent = e;
+        store(c, u128{m}, negative ? -static_cast<i128>(m) : static_cast<i128>(m));
+        return true;
+    }
+    i128 s = sum_of(c);
+    u128 t;
+    int exponent = c.exponent;
+    if (e >= c.exponent) {
+        const int d = e - c.exponent;
+        if (d + std::bit_width(m) > headroom_bits - 1) return false;
+        t = u128{m} << d;
+    } else {
+        const int d = c.exponent - e;
+        if (d > headroom_bits - 1 || bit_width128(a) + d > headroom_bits - 1) return false;
+        a <<= d;
+        s = static_cast<i128>(static_cast<u128>(s) << d);
+        t = u128{m};
+        exponent = e;
+    }
+    a += t;  // a < 2^126 and t < 2^125, or both < 2^125: no wrap
+    if ((a >> headroom_bits) != 0) return false;
+    s += negative ? -static_cast<i128>(t) : static_cast<i128>(t);
+    c.exponent = exponent;
+    store(c, a, s);
+    return true;
+}
+
+// The superaccumulator pair equal to a compact cell (value, term count, signed-zero flags).
+void rebuild(const cell& c, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
+    const i128 s = sum_of(c);
+    const bool negative = s < 0;
+    const u128 ms = negative ? -static_cast<u128>(s) : static_cast<u128>(s);
+    const u128 a = abs_of(c);
+    if (ms != 0) {
+        sum.add_scaled(negative, static_cast<std::uint64_t>(ms), c.exponent);
+        sum.add_scaled(negative, static_cast<std::uint64_t>(ms >> 64), c.exponent + 64);
+    }
+    if (a != 0) {
+        abs_sum.add_scaled(false, static_cast<std::uint64_t>(a), c.exponent);
+        abs_sum.add_scaled(false, static_cast<std::uint64_t>(a >> 64), c.exponent + 64);
+    }
+    sum.note_terms(c.count, (c.state & cell_saw_not_negative_zero) != 0, (c.state & cell_saw_not_positive_zero) != 0);
+    abs_sum.note_terms(c.count, c.count > 0, (c.state & cell_saw_nonzero) != 0);
+}
+
+// Rounds the compact value sum·2^exponent (non-zero) to f in `mode`.
+std::uint64_t round_compact(const cell& c, const format_info& f, rounding mode) noexcept {
+    const i128 s = sum_of(c);
+    const bool negative = s < 0;
+    const u128 m = negative ? -static_cast<u128>(s) : static_cast<u128>(s);
+    const int width = bit_width128(m);
+    if (width <= 64) return detail::encode(f, negative, static_cast<std::uint64_t>(m), c.exponent, false, mode);
+    const int shift = width - 64;
+    const bool sticky = (m & ((u128{1} << shift) - 1)) != 0;
+    return detail::encode(f, negative, static_cast<std::uint64_t>(m >> shift), c.exponent + shift, sticky, mode);
+}
+
+}  // namespace
+
+compact_reference_array::compact_reference_array(std::vector<std::size_t> shape, dtype term_format)
+    : shape_(std::move(shape)), term_format_(term_format) {
+    if (shape_.empty() || shape_.size() > 2)
+        throw std::invalid_argument("compact_reference_array: shape of rank " + std::to_string(shape_.size()) +
+                                    "; pass {n} or {rows, cols}");
+    std::size_t n = 1;
+    for (std::size_t extent : shape_) {
+        if (extent != 0 && n > std::numeric_limits<std::size_t>::max() / sizeof(cell) / extent)
+            throw std::invalid_argument("compact_reference_array: shape too large");
+        n *= extent;
+    }
+    cells_.assign(n, cell{});
+}
+
+void compact_reference_array::check_format(const format_info& f) const {
+    if (f.id != term_format_)
+        throw std::invalid_argument("compact_reference_array: a " + std::string(f.name) + " term for an array of " +
+                                    std::string(info(term_format_).name) + " terms; convert it first");
+}
+
+const compact_reference_array::cell& compact_reference_array::at(std::size_t i) const {
+    if (i >= cells_.size())
+        throw std::out_of_range("compact_reference_array: element " + std::to_string(i) + " of " +
+                                std::to_string(cells_.size()));
+    return cells_[i];
+}
+
+void compact_reference_array::add_bits(std::size_t i, std::uint64_t bits) {
+    (void)at(i);
+    cell& c = cells_[i];
+    const format_info& f = info(term_format_);
+    const decoded d = decode_bits(f, bits);
+    ++c.count;
+    if ((c.state & cell_spilled) == 0) {
+        const bool zero = !d.is_nan && !d.is_inf && d.significand == 0;
+        if (!(zero && d.negative)) c.state |= cell_saw_not_negative_zero;
+        if (!(zero && !d.negative)) c.state |= cell_saw_not_positive_zero;
+        if (!zero) c.state |= cell_saw_nonzero;
+        if (zero) return;
+        if (!d.is_nan && !d.is_inf && add_finite(c, d.negative, d.significand, d.exponent)) return;  // spill: rebuild the cell as a superaccumulator pair, without this term
+        spill sp;
+        cell before = c;
+        --before.count;  // this term is added below, with its own bookkeeping
+        rebuild(before, sp.sum, sp.abs_sum);
+        spills_.push_back(std::move(sp));
+        const std::uint64_t index = spills_.size() - 1;
+        c.sum_lo = index;
+        c.sum_hi = 0;
+        c.abs_lo = c.abs_hi = 0;
+        c.state |= cell_spilled;
+    }
+    spill& sp = spills_[c.sum_lo];
+    sp.sum.add_bits(f, bits);
+    sp.abs_sum.add_bits(f, bits & ~(std::uint64_t{1} << (f.storage_bits - 1)));
+}
+
+std::uint64_t compact_reference_array::count(std::size_t i) const { return at(i).count; }
+
+void compact_reference_array::element(std::size_t i, reference& out) const {
+    const cell& c = at(i);
+    out = reference{};
+    out.count = c.count;
+    out.term_format = term_format_;
+    if (c.state & cell_spilled) {
+        out.sum = spills_[c.sum_lo].sum;
+        out.abs_sum = spills_[c.sum_lo].abs_sum;
+    } else {
+        rebuild(c, out.sum, out.abs_sum);
+    }
+    out.cache_enclosures();
+}
+
+void compact_reference_array::element(std::size_t i, const standard& model, reference& out) const {
+    element(i, out);
+    if (!model.structured) return;
+    structure_bound b;
+    b.structure = model.structure();
+    b.error.fill(std::numeric_limits<double>::infinity());
+    b.leaves = out.count;
+    out.structures.assign(1, b);
+}
+
+reference compact_reference_array::element(std::size_t i) const {
+    reference r;
+    element(i, r);
+    return r;
+}
+
+reference_array compact_reference_array::to_array() const {
+    reference_array out;
+    out.rows = shape_.size() == 2 ? shape_[0] : 1;
+    out.cols = shape_.size() == 2 ? shape_[1] : (shape_.empty() ? 0 : shape_[0]);
+    out.elements.resize(cells_.size());
+    for (std::size_t i = 0; i < cells_.size(); ++i) element(i, out.elements[i]);
+    return out;
+}
+
+std::uint64_t compact_reference_array::nearest_bits(std::size_t i, const format_info& f, rounding mode) const {
+    const cell& c = at(i);
+    if (c.state & cell_spilled) return spills_[c.sum_lo].sum.round_bits(f, mode);
+    if (sum_of(c) != 0) return round_compact(c, f, mode);
+    // Exact zero (IEEE 754-2019 §6.3, as superaccumulator::round_bits): the empty sum is +0.0 in every mode; under
+    // RD any other exact zero is -0.0 unless every term was +0.0; otherwise -0.0 only when every term was -0.0.
+    const bool all_negative_zero = c.count > 0 && (c.state & cell_saw_not_negative_zero) == 0;
+    const bool all_positive_zero = c.count > 0 && (c.state & cell_saw_not_positive_zero) == 0;
+    const bool negative_zero = mode == rounding::downward ? (c.count > 0 && !all_positive_zero) : all_negative_zero;
+    return std::uint64_t{negative_zero} << (f.storage_bits - 1);
+}
+
+std::string compact_reference_array::exact(std::size_t i) const {
+    const cell& c = at(i);
+    if (c.state & cell_spilled) return spills_[c.sum_lo].sum.to_decimal();
+    superaccumulator sum, abs_sum;
+    rebuild(c, sum, abs_sum);
+    return sum.to_decimal();
+}
+
+std::size_t compact_reference_array::memory_bytes() const noexcept {
+    return cells_.capacity() * sizeof(cell) + spills_.capacity() * sizeof(spill) + shape_.capacity() * sizeof(std::size_t);
+}
+
+compact_reference_array::filter_facts compact_reference_array::facts(std::size_t i) const noexcept {
+    filter_facts out;
+    if (i >= cells_.size()) return out;
+    const cell& c = cells_[i];
+    if (c.state & cell_spilled) return out;
+    out.count = c.count;
+    auto enclose = [&](bool negative, u128 m, double& lo, double& hi) {
+        if (m == 0) {
+            lo = hi = 0;
+            return;
+        }
+        const int width = bit_width128(m);
+        const int shift = width > 64 ? width - 64 : 0;
+        const bool sticky = shift > 0 && (m & ((u128{1} << shift) - 1)) != 0;
+        const auto top = static_cast<std::uint64_t>(m >> shift);
+        lo = std::bit_cast<double>(detail::encode(binary64_info, negative, top, c.exponent + shift, sticky,
+                                                  rounding::downward));
+        hi = std::bit_cast<double>(detail::encode(binary64_info, negative, top, c.exponent + shift, sticky,
+                                                  rounding::upward));
+    };
+    const i128 s = sum_of(c);
+    enclose(s < 0, s < 0 ? -static_cast<u128>(s) : static_cast<u128>(s), out.s_lo, out.s_hi);
+    enclose(false, abs_of(c), out.w_lo, out.w_hi);
+    out.usable = true;
+    return out;
+}
+
+void compact_reference_array::copy_element(std::size_t to, const compact_reference_array& source, std::size_t from) {
+    (void)at(to);
+    const cell& c = source.at(from);
+    if (source.term_format_ != term_format_) check_format(info(source.term_format_));
+    if ((c.state & cell_spilled) == 0) {
+        if (cells_[to].state & cell_spilled) throw std::logic_error("compact_reference_array: copy onto a spilled cell");
+        cells_[to] = c;
+        return;
+    }
+    spills_.push_back(source.spills_[c.sum_lo]);
+    cells_[to] = c;
+    cells_[to].sum_lo = spills_.size() - 1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Builders
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+template <floating_format T>
+void add_term(compact_reference_array& out, std::size_t i, T x) {
+    out.add_bits(i, format_traits<T>::to_bits(x));
+}
+
+template <index_type I>
+[[noreturn]] void bad_index(const char* function, const char* argument, std::size_t position, I value,
+                            std::size_t extent, const char* what_to_do) {
+    throw std::invalid_argument(std::string(function) + ": " + argument + "[" + std::to_string(position) + "] = " +
+                                std::to_string(value) + " lies outside [0, " + std::to_string(extent) + "); " +
+                                what_to_do);
+}
+
+void check_length(const char* function, const char* argument, std::size_t got, std::size_t expected,
+                  const std::string& because) {
+    if (got != expected)
+        throw std::invalid_argument(std::string(function) + ": " + argument + " has " + std::to_string(got) +
+                                    " elements, expected " + std::to_string(expected) + " (" + because + ")");
+}
+
+std::size_t elements_of(const char* function, const char* argument, const array_shape& shape) {
+    if (shape.empty() || shape.size() > 2)
+        throw std::invalid_argument(std::string(function) + ": " + argument + " has rank " +
+                                    std::to_string(shape.size()) + "; pass a shape of rank 1 or 2");
+    std::size_t n = 1;
+    for (std::size_t e : shape) {
+        if (e != 0 && n > std::numeric_limits<std::size_t>::max() / e)
+            throw std::invalid_argument(std::string(function) + ": " + argument + "'s shape overflows");
+        n *= e;
+    }
+    return n;
+}
+
+std::string shape_text(const array_shape& s) {
+    std::string out = "(";
+    for (std::size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
+    return out + (s.size() == 1 ? ",)" : ")");
+}
+
+template <floating_format T>
+compact_reference_array with_initial(const char* function, std::span<const T> initial, const array_shape& shape) {
+    const std::size_t n = elements_of(function, "initial", shape);
+    check_length(function, "initial", initial.size(), n, "its shape " + shape_text(shape));
+    compact_reference_array out(shape, format_traits<T>::info.id);
+    for (std::size_t i = 0; i < n; ++i) add_term(out, i, initial[i]);
+    return out;
+}
+
+}  // namespace
+
+template <floating_format T, index_type I>
+compact_reference_array segment_sum(std::span<const T> values, std::span<const I> segment_ids,
+                                    std::size_t num_segments, std::span<const T> initial, out_of_range ids) {
+    const char* fn = "segment_sum";
+    check_length(fn, "segment_ids", segment_ids.size(), values.size(), "one segment id per value");
+    if (!initial.empty()) check_length(fn, "initial", initial.size(), num_segments, "one initial value per segment");
+    compact_reference_array out({num_segments}, format_traits<T>::info.id);
+    for (std::size_t k = 0; k < initial.size(); ++k) add_term(out, k, initial[k]);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const I id = segment_ids[i];
+        if (id < 0 || static_cast<std::uint64_t>(id) >= num_segments) {
+            if (ids == out_of_range::drop) continue;
+            bad_index(fn, "segment_ids", i, id, num_segments,
+                      "pass num_segments > the largest id, or drop such values (out_of_range::drop)");
+        }
+        add_term(out, static_cast<std::size_t>(id), values[i]);
+    }
+    return out;
+}
+
+template <floating_format T, index_type I>
+compact_reference_array scatter_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
+                                    std::span<const I> index, const array_shape& index_shape,
+                                    std::span<const T> src, const array_shape& src_shape) {
+    const char* fn = "scatter_add";
+    compact_reference_array out = with_initial(fn, initial, initial_shape);
+    const std::size_t ni = elements_of(fn, "index", index_shape);
+    const std::size_t ns = elements_of(fn, "src", src_shape);
+    check_length(fn, "index", index.size(), ni, "its shape " + shape_text(index_shape));
+    check_length(fn, "src", src.size(), ns, "its shape " + shape_text(src_shape));
+    const std::size_t rank = initial_shape.size();
+    if (index_shape.size() != rank || src_shape.size() != rank)
+        throw std::invalid_argument(std::string(fn) + ": initial, index and src must have the same rank (got " +
+                                    shape_text(initial_shape) + ", " + shape_text(index_shape) + ", " +
+                                    shape_text(src_shape) + ")");
+    if (dim < 0) dim += static_cast<int>(rank);
+    if (dim < 0 || dim >= static_cast<int>(rank))
+        throw std::invalid_argument(std::string(fn) + ": dim out of range for rank " + std::to_string(rank));
+    for (std::size_t d = 0; d < rank; ++d) {
+        if (index_shape[d] > src_shape[d] || (static_cast<int>(d) != dim && index_shape[d] > initial_shape[d]))
+            throw std::invalid_argument(std::string(fn) + ": index " + shape_text(index_shape) +
+                                        " may not be larger than src " + shape_text(src_shape) +
+                                        " in any dimension, nor than initial " + shape_text(initial_shape) +
+                                        " outside dim " + std::to_string(dim) + " (torch's rule)");
+    }
+    const std::size_t rows = rank == 2 ? index_shape[0] : 1;
+    const std::size_t cols = rank == 2 ? index_shape[1] : index_shape[0];
+    const std::size_t src_cols = rank == 2 ? src_shape[1] : src_shape[0];
+    const std::size_t out_cols = rank == 2 ? initial_shape[1] : initial_shape[0];
+    const std::size_t extent = initial_shape[static_cast<std::size_t>(dim)];
+    for (std::size_t i = 0; i < rows; ++i) {
+        for (std::size_t j = 0; j < cols; ++j) {
+            const std::size_t position = i * cols + j;
+            const I v = index[position];
+            if (v < 0 || static_cast<std::uint64_t>(v) >= extent)
+                bad_index(fn, "index", position, v, extent, "every index must address an element of initial along dim");
+            const auto k = static_cast<std::size_t>(v);
+            const std::size_t target = rank == 1 ? k : (dim == 0 ? k * out_cols + j : i * out_cols + k);
+            add_term(out, target, src[i * src_cols + j]);
+        }
+    }
+    return out;
+}
+
+template <floating_format T, index_type I>
+compact_reference_array index_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
+                                  std::span<const I> index, std::span<const T> source,
+                                  const array_shape& source_shape) {
+    const char* fn = "index_add";
+    compact_reference_array out = with_initial(fn, initial, initial_shape);
+    const std::size_t ns = elements_of(fn, "source", source_shape);
+    check_length(fn, "source", source.size(), ns, "its shape " + shape_text(source_shape));
+    const std::size_t rank = initial_shape.size();
+    if (source_shape.size() != rank)
+        throw std::invalid_argument(std::string(fn) + ": source " + shape_text(source_shape) + " and initial " +
+                                    shape_text(initial_shape) + " must have the same rank");
+    if (dim < 0) dim += static_cast<int>(rank);
+    if (dim < 0 || dim >= static_cast<int>(rank))
+        throw std::invalid_argument(std::string(fn) + ": dim out of range for rank " + std::to_string(rank));
+    const auto d = static_cast<std::size_t>(dim);
+    check_length(fn, "index", index.size(), source_shape[d], "one index per slice of source along dim");
+    if (rank == 2 && source_shape[1 - d] != initial_shape[1 - d])
+        throw std::invalid_argument(std::string(fn) + ": source " + shape_text(source_shape) + " and initial " +
+                                    shape_text(initial_shape) + " must agree outside dim " + std::to_string(dim));
+    const std::size_t extent = initial_shape[d];
+    for (std::size_t p = 0; p < index.size(); ++p)
+        if (index[p] < 0 || static_cast<std::uint64_t>(index[p]) >= extent)
+            bad_index(fn, "index", p, index[p], extent, "every index must address a slice of initial along dim");
+    if (rank == 1) {
+        for (std::size_t p = 0; p < index.size(); ++p) add_term(out, static_cast<std::size_t>(index[p]), source[p]);
+        return out;
+    }
+    const std::size_t rows = source_shape[0], cols = source_shape[1], out_cols = initial_shape[1];
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j) {
+            const std::size_t target = d == 0 ? static_cast<std::size_t>(index[i]) * out_cols + j
+                                              : i * out_cols + static_cast<std::size_t>(index[j]);
+            add_term(out, target, source[i * cols + j]);
+        }
+    return out;
+}
+
+template <floating_format T, index_type I>
+compact_reference_array add_at(std::span<const T> initial, std::span<const I> indices, std::span<const T> values) {
+    const char* fn = "add_at";
+    if (values.size() != indices.size() && values.size() != 1)
+        throw std::invalid_argument(std::string(fn) + ": values has " + std::to_string(values.size()) +
+                                    " elements for " + std::to_string(indices.size()) +
+                                    " indices; pass one value per index, or one value for all");
+    compact_reference_array out = with_initial(fn, initial, array_shape{initial.size()});
+    const auto n = static_cast<std::int64_t>(initial.size());
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+        std::int64_t k = indices[i];
+        if (k < 0) k += n;  // numpy: negative indices count from the end
+        if (k < 0 || k >= n)
+            throw std::invalid_argument(std::string(fn) + ": indices[" + std::to_string(i) + "] = " +
+                                        std::to_string(indices[i]) + " is out of bounds for an array of " +
+                                        std::to_string(n) + " elements (numpy accepts -" + std::to_string(n) +
+                                        " .. " + std::to_string(n - 1) + ")");
+        add_term(out, static_cast<std::size_t>(k), values[values.size() == 1 ? 0 : i]);
+    }
+    return out;
+}
+
+template <floating_format T, index_type I>
+compact_reference_array bincount(std::span<const I> x, std::span<const T> weights, std::size_t minlength) {
+    const char* fn = "bincount";
+    check_length(fn, "weights", weights.size(), x.size(), "one weight per element of x");
+    std::size_t length = minlength;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if (x[i] < 0)
+            throw std::invalid_argument(std::string(fn) + ": x[" + std::to_string(i) + "] = " + std::to_string(x[i]) +
+                                        " is negative; bincount counts non-negative integers (as numpy)");
+        length = std::max(length, static_cast<std::size_t>(x[i]) + 1);
+    }
+    compact_reference_array out({length}, format_traits<T>::info.id);
+    for (std::size_t i = 0; i < x.size(); ++i) add_term(out, static_cast<std::size_t>(x[i]), weights[i]);
+    return out;
+}
+
+template <floating_format T, index_type I>
+compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t num_embeddings, std::size_t dim,
+                                          std::span<const I> indices, std::span<const I> offsets,
+                                          bool include_last_offset) {
+    const char* fn = "embedding_bag_sum";
+    if (dim != 0 && num_embeddings > std::numeric_limits<std::size_t>::max() / dim)
+        throw std::invalid_argument(std::string(fn) + ": weight's shape overflows");
+    check_length(fn, "weight", weight.size(), num_embeddings * dim, "num_embeddings x dim");
+    if (include_last_offset && offsets.empty())
+        throw std::invalid_argument(std::string(fn) + ": include_last_offset needs at least one offset");
+    const std::size_t bags = include_last_offset ? offsets.size() - 1 : offsets.size();
+    for (std::size_t b = 0; b < offsets.size(); ++b) {
+        const bool first_bad = b == 0 && offsets[0] != 0;
+        const bool decreasing = b > 0 && offsets[b] < offsets[b - 1];
+        const bool beyond = offsets[b] < 0 || static_cast<std::uint64_t>(offsets[b]) > indices.size();
+        if (first_bad || decreasing || beyond)
+            throw std::invalid_argument(std::string(fn) + ": offsets[" + std::to_string(b) + "] = " +
+                                        std::to_string(offsets[b]) +
+                                        (first_bad ? " must be 0 (the first bag starts at the first index)"
+                                                   : decreasing ? " is below offsets[" + std::to_string(b - 1) +
+                                                                      "]: offsets must not decrease"
+                                                                : " lies beyond the " +
+                                                                      std::to_string(indices.size()) + " indices"));
+    }
+    for (std::size_t k = 0; k < indices.size(); ++k)
+        if (indices[k] < 0 || static_cast<std::uint64_t>(indices[k]) >= num_embeddings)
+            bad_index(fn, "indices", k, indices[k], num_embeddings, "every index must name a row of weight");
+    compact_reference_array out({bags, dim}, format_traits<T>::info.id);
+    for (std::size_t b = 0; b < bags; ++b) {
+        const auto begin = static_cast<std::size_t>(offsets[b]);
+        const std::size_t end = b + 1 < offsets.size() ? static_cast<std::size_t>(offsets[b + 1]) : indices.size();
+        for (std::size_t k = begin; k < end; ++k) {
+            const T* row = weight.data() + static_cast<std::size_t>(indices[k]) * dim;
+            for (std::size_t d = 0; d < dim; ++d) add_term(out, b * dim + d, row[d]);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// One pass along `axis`: element i of each line takes the running state after (inclusive) or before (exclusive) x_i.
+template <floating_format T>
+compact_reference_array scan(const char* fn, std::span<const T> values, const array_shape& shape, int axis,
+                             bool inclusive) {
+    const std::size_t n = elements_of(fn, "values", shape);
+    check_length(fn, "values", values.size(), n, "its shape " + shape_text(shape));
+    const int rank = static_cast<int>(shape.size());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank)
+        throw std::invalid_argument(std::string(fn) + ": axis out of range for rank " + std::to_string(rank));
+    compact_reference_array out(shape, format_traits<T>::info.id);
+    const std::size_t rows = rank == 2 ? shape[0] : 1;
+    const std::size_t cols = rank == 2 ? shape[1] : shape[0];
+    // Lines: along axis 1 (or rank 1) each row; along axis 0 each column.
+    const bool along_rows = rank == 1 || axis == 1;
+    const std::size_t lines = along_rows ? rows : cols;
+    const std::size_t length = along_rows ? cols : rows;
+    const std::size_t stride = along_rows ? 1 : cols;
+    compact_reference_array running({1}, format_traits<T>::info.id);
+    for (std::size_t line = 0; line < lines; ++line) {
+        running = compact_reference_array({1}, format_traits<T>::info.id);
+        const std::size_t start = along_rows ? line * cols : line;
+        for (std::size_t k = 0; k < length; ++k) {
+            const std::size_t i = start + k * stride;
+            if (!inclusive) out.copy_element(i, running, 0);
+            add_term(running, 0, values[i]);
+            if (inclusive) out.copy_element(i, running, 0);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+template <floating_format T>
+compact_reference_array inclusive_scan(std::span<const T> values, const array_shape& shape, int axis) {
+    return scan("inclusive_scan", values, shape, axis, true);
+}
+template <floating_format T>
+compact_reference_array exclusive_scan(std::span<const T> values, const array_shape& shape, int axis) {
+    return scan("exclusive_scan", values, shape, axis, false);
+}
+
+#define EXACTREF_SCATTER_INDEX(T, I)                                                                                \
+    template compact_reference_array segment_sum<T, I>(std::span<const T>, std::span<const I>, std::size_t,         \
+                                                       std::span<const T>, out_of_range);                           \
+    template compact_reference_array scatter_add<T, I>(std::span<const T>, const array_shape&, int,                 \
+                                                       std::span<const I>, const array_shape&, std::span<const T>,  \
+                                                       const array_shape&);                                         \
+    template compact_reference_array index_add<T, I>(std::span<const T>, const array_shape&, int,                   \
+                                                     std::span<const I>, std::span<const T>, const array_shape&);   \
+    template compact_reference_array add_at<T, I>(std::span<const T>, std::span<const I>, std::span<const T>);      \
+    template compact_reference_array bincount<T, I>(std::span<const I>, std::span<const T>, std::size_t);           \
+    template compact_reference_array embedding_bag_sum<T, I>(std::span<const T>, std::size_t, std::size_t,          \
+                                                             std::span<const I>, std::span<const I>, bool);
+#define EXACTREF_SCATTER(T)                                                                                        \
+    EXACTREF_SCATTER_INDEX(T, std::int32_t)                                                                        \
+    EXACTREF_SCATTER_INDEX(T, std::int64_t)                                                                        \
+    template compact_reference_array inclusive_scan<T>(std::span<const T>, const array_shape&, int);               \
+    template compact_reference_array exclusive_scan<T>(std::span<const T>, const array_shape&, int);
+EXACTREF_SCATTER(double)
+EXACTREF_SCATTER(float)
+EXACTREF_SCATTER(float16)
+EXACTREF_SCATTER(bfloat16)
+#undef EXACTREF_SCATTER
+#undef EXACTREF_SCATTER_INDEX
+
+}  // namespace exactref
