@@ -894,6 +894,7 @@ public:
         key_ref_.term_format = refs.term_format();
         const bool one_level_any = model.levels.size() == 1 && model.levels[0].order == level_order::any;
         plain_any_ = model.decides == rule::bound && one_level_any && !model.directed && !model.ftz;
+        unit_roundoff_ = std::ldexp(1.0, acc_->u_exponent());
         one_level_any_ = one_level_any;
         // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
         // grow with n, so the smallest and largest n of the array decide.
@@ -950,7 +951,7 @@ private:
         count_ = n;
         constexpr std::uint64_t exact_in_binary64 = std::uint64_t{1} << 53;
         if (plain_any_ && n <= exact_in_binary64) {  // (n - 1)·u, exact in binary64 (Rump; Lange–Rump)
-            const double factor = n == 0 ? 0.0 : std::ldexp(static_cast<double>(n - 1), acc_->u_exponent());
+            const double factor = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // both exact
             filter_.set_flat(true, point(factor), point(0));
             return;
         }
@@ -981,6 +982,7 @@ private:
     reference key_ref_;  // count and term format only: what compute_flat and prepare's checks read
     bool plain_any_ = false, one_level_any_ = false, have_count_ = false;
     std::uint64_t count_ = 0;
+    double unit_roundoff_ = 0;
     std::unordered_map<std::uint64_t, flat_entry> flat_;
 };
 

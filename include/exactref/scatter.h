@@ -119,8 +119,22 @@ public:
     struct spill {
         superaccumulator sum, abs_sum;
     };
-    std::vector<cell>& cells() noexcept { return cells_; }
-    const std::vector<cell>& cells() const noexcept { return cells_; }
+    /// Storage of the cells: large arrays are backed by transparent huge pages where the kernel offers them
+    /// (madvise), since first-touch page faults otherwise cost more than building the references.
+    template <class T>
+    struct large_array_allocator {
+        using value_type = T;
+        large_array_allocator() noexcept = default;
+        template <class U>
+        large_array_allocator(const large_array_allocator<U>&) noexcept {}
+        T* allocate(std::size_t n);
+        void deallocate(T* p, std::size_t n) noexcept;
+        template <class U>
+        bool operator==(const large_array_allocator<U>&) const noexcept { return true; }
+    };
+    using cell_vector = std::vector<cell, large_array_allocator<cell>>;
+    cell_vector& cells() noexcept { return cells_; }
+    const cell_vector& cells() const noexcept { return cells_; }
     std::vector<spill>& spills() noexcept { return spills_; }
     const std::vector<spill>& spills() const noexcept { return spills_; }
 
@@ -129,7 +143,7 @@ private:
     const cell& at(std::size_t i) const;
     std::vector<std::size_t> shape_;
     dtype term_format_ = dtype::float64;
-    std::vector<cell> cells_;
+    cell_vector cells_;
     std::vector<spill> spills_;
 };
 using CompactReferenceArray = compact_reference_array;

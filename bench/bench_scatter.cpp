@@ -1,0 +1,147 @@
+// Scatter and scan references (scatter.h) beside what a user runs instead: a binary64 bincount loop
+// (out[id] += w, what np.bincount(ids, weights) does) and a binary64 cumsum loop (np.cumsum), and covers() over a
+// compact array. Counters: bytes_per_element = the reference's memory_bytes() per output element, peak_bytes_per_element
+// = the process's peak RSS growth while building it (VmHWM after resetting it through /proc/self/clear_refs), per
+// output element.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exactref/covers.h"
+#include "exactref/scatter.h"
+
+namespace er = exactref;
+
+namespace {
+
+// A /proc/self/status field in bytes ("VmHWM:" peak resident set size since reset_peak(), "VmRSS:" current), or 0.
+std::size_t status_bytes(const std::string& field) {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    while (status >> key) {
+        if (key == field) {
+            std::size_t kb = 0;
+            status >> kb;
+            return kb * 1024;
+        }
+        std::getline(status, key);
+    }
+    return 0;
+}
+std::size_t peak_rss() { return status_bytes("VmHWM:"); }
+std::size_t current_rss() { return status_bytes("VmRSS:"); }
+void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+template <class T>
+struct segment_data {
+    std::vector<T> values;
+    std::vector<std::int64_t> ids;
+    segment_data(std::size_t n, std::size_t segments) : values(n), ids(n) {
+        std::mt19937_64 rng(1);
+        std::normal_distribution<double> normal;
+        for (std::size_t i = 0; i < n; ++i) {
+            values[i] = static_cast<T>(normal(rng));
+            ids[i] = static_cast<std::int64_t>(rng() % segments);
+        }
+    }
+};
+
+// Baseline: np.bincount(ids, weights) in binary64.
+template <class T>
+void bincount_binary64(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0)), segments = static_cast<std::size_t>(state.range(1));
+    const segment_data<T> d(n, segments);
+    for (auto _ : state) {
+        std::vector<double> out(segments, 0.0);
+        for (std::size_t i = 0; i < n; ++i) out[static_cast<std::size_t>(d.ids[i])] += static_cast<double>(d.values[i]);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
+template <class T>
+void segment_sum(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0)), segments = static_cast<std::size_t>(state.range(1));
+    const segment_data<T> d(n, segments);
+    std::size_t bytes = 0, peak = 0, spilled = 0;
+    for (auto _ : state) {
+        reset_peak();
+        const std::size_t before = current_rss();
+        const er::compact_reference_array r =
+            er::segment_sum(std::span<const T>(d.values), std::span<const std::int64_t>(d.ids), segments);
+        peak = std::max(peak, peak_rss() - std::min(before, peak_rss()));
+        bytes = r.memory_bytes();
+        spilled = r.spilled();
+        benchmark::DoNotOptimize(r.cells().data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+    state.counters["bytes_per_element"] = static_cast<double>(bytes) / static_cast<double>(segments);
+    state.counters["peak_bytes_per_element"] = static_cast<double>(peak) / static_cast<double>(segments);
+    state.counters["spilled"] = static_cast<double>(spilled);
+}
+
+// Baseline: np.cumsum in binary64.
+template <class T>
+void cumsum_binary64(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const segment_data<T> d(n, 1);
+    std::vector<double> out(n);
+    for (auto _ : state) {
+        double running = 0;
+        for (std::size_t i = 0; i < n; ++i) out[i] = running += static_cast<double>(d.values[i]);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
+template <class T>
+void inclusive_scan(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const segment_data<T> d(n, 1);
+    std::size_t bytes = 0, peak = 0;
+    for (auto _ : state) {
+        reset_peak();
+        const std::size_t before = current_rss();
+        const er::compact_reference_array r = er::inclusive_scan(std::span<const T>(d.values), {n});
+        peak = std::max(peak, peak_rss() - std::min(before, peak_rss()));
+        bytes = r.memory_bytes();
+        benchmark::DoNotOptimize(r.cells().data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+    state.counters["bytes_per_element"] = static_cast<double>(bytes) / static_cast<double>(n);
+    state.counters["peak_bytes_per_element"] = static_cast<double>(peak) / static_cast<double>(n);
+}
+
+// covers() of a sequential binary32 cumsum against its compact reference, per element (any_order).
+void covers_cumsum(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const segment_data<float> d(n, 1);
+    const er::compact_reference_array r = er::inclusive_scan(std::span<const float>(d.values), {n});
+    std::vector<float> results(n);
+    float running = 0;
+    for (std::size_t i = 0; i < n; ++i) results[i] = running += d.values[i];
+    const er::standard model = er::any_order();
+    for (auto _ : state) {
+        const er::array_verdict v = er::covers(std::span<const float>(results), r, model);
+        if (!v.covered) state.SkipWithError("a correct cumsum was rejected");
+        benchmark::DoNotOptimize(v.violations);
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
+}  // namespace
+
+BENCHMARK(bincount_binary64<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(segment_sum<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(bincount_binary64<float>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(segment_sum<float>)->Args({10'000'000, 100'000})->Args({10'000'000, 1'000'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(cumsum_binary64<double>)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(inclusive_scan<double>)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(inclusive_scan<float>)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(covers_cumsum)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();
