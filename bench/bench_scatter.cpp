@@ -77,7 +77,7 @@ void segment_sum(benchmark::State& state) {
         peak = std::max(peak, peak_rss() - std::min(before, peak_rss()));
         bytes = r.memory_bytes();
         spilled = r.spilled();
-        benchmark::DoNotOptimize(r.cells().data());
+        benchmark::DoNotOptimize(r.size());
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
     state.counters["bytes_per_element"] = static_cast<double>(bytes) / static_cast<double>(segments);
@@ -110,7 +110,7 @@ void inclusive_scan(benchmark::State& state) {
         const er::compact_reference_array r = er::inclusive_scan(std::span<const T>(d.values), {n});
         peak = std::max(peak, peak_rss() - std::min(before, peak_rss()));
         bytes = r.memory_bytes();
-        benchmark::DoNotOptimize(r.cells().data());
+        benchmark::DoNotOptimize(r.size());
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
     state.counters["bytes_per_element"] = static_cast<double>(bytes) / static_cast<double>(n);

@@ -889,7 +889,7 @@ array_verdict covers_many(std::span<const T> results, const reference* single, c
 class compact_decider {
 public:
     compact_decider(const compact_reference_array& refs, const standard& model, const format_info& result)
-        : refs_(refs), model_(model), result_(result), filter_(model, result) {
+        : refs_(refs), model_(model), result_(result), filter_(model, result), reader_(refs) {
         acc_ = model.is_mixed() ? &info(model.accumulate.value_or(result.id)) : &result;
         key_ref_.term_format = refs.term_format();
         const bool one_level_any = model.levels.size() == 1 && model.levels[0].order == level_order::any;
@@ -899,12 +899,7 @@ public:
         // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
         // grow with n, so the smallest and largest n of the array decide.
         if (refs.size() > 0) {
-            std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
-            for (std::size_t i = 0; i < refs.size(); ++i) {
-                const std::uint64_t c = refs.cells()[i].count;
-                lo = std::min(lo, c);
-                hi = std::max(hi, c);
-            }
+            const auto [lo, hi] = refs.count_range();
             for (const std::uint64_t c : {lo, hi}) {
                 key_ref_.count = c;
                 if (model.structured) add_flat_structure(key_ref_);
@@ -920,13 +915,13 @@ public:
     // The filter's facts of element i; false sends it to the exact path.
     bool facts(std::size_t i, filter_reference& out) {
         out.usable = false;
-        const compact_reference_array::filter_facts f = refs_.facts(i);
+        const compact_reference_array::filter_facts f = reader_.facts(i);
         if (!f.usable) return false;
         if (model_.decides != rule::bound) {
-            out.rn_bits = refs_.nearest_bits(i, result_, rounding::to_nearest_even);
+            out.rn_bits = reader_.nearest_bits(i, result_, rounding::to_nearest_even);
             if (model_.decides == rule::faithful) {
-                out.rd_bits = refs_.nearest_bits(i, result_, rounding::downward);
-                out.ru_bits = refs_.nearest_bits(i, result_, rounding::upward);
+                out.rd_bits = reader_.nearest_bits(i, result_, rounding::downward);
+                out.ru_bits = reader_.nearest_bits(i, result_, rounding::upward);
             }
             out.usable = true;
             return true;
@@ -979,6 +974,7 @@ private:
     const format_info& result_;
     const format_info* acc_ = nullptr;
     array_filter filter_;
+    compact_reference_array::reader reader_;
     reference key_ref_;  // count and term format only: what compute_flat and prepare's checks read
     bool plain_any_ = false, one_level_any_ = false, have_count_ = false;
     std::uint64_t count_ = 0;
@@ -988,7 +984,7 @@ private:
 
 template <class T>
 array_decisions decide_compact(std::span<const T> results, const compact_reference_array& refs,
-                               const standard& model, bool ratios) {
+                               const standard& model, bool ratios, compact_decider& decider) {
     using tr = format_traits<T>;
     const format_info& f = tr::info;
     const std::size_t n = results.size();
@@ -1002,7 +998,6 @@ array_decisions decide_compact(std::span<const T> results, const compact_referen
         out.ratio_hi.assign(n, 0);
     }
     const detail::default_fp_environment environment;
-    compact_decider decider(refs, model, f);
     filter_reference facts;
     using bits_t = typename tr::bits_type;
     const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
@@ -1053,7 +1048,12 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
     using tr = format_traits<T>;
     array_verdict out;
     out.size = results.size();
-    const array_decisions d = decide_compact(results, refs, model, true);
+    if (refs.size() != results.size())
+        throw std::invalid_argument("covers: " + std::to_string(results.size()) + " results for " +
+                                    std::to_string(refs.size()) +
+                                    " references: pass one result per reference element (row-major)");
+    compact_decider decider(refs, model, tr::info);
+    const array_decisions d = decide_compact(results, refs, model, true, decider);
     if (results.empty()) {
         out.worst.covered = true;
         out.worst.standard = model.name();
@@ -1071,7 +1071,6 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
     double floor = -1;
     for (std::size_t i = 0; i < results.size(); ++i)
         if (in_class(i)) floor = std::max(floor, d.ratio_lo[i]);
-    compact_decider decider(refs, model, tr::info);
     reference scratch;
     double worst_ratio = -1;
     std::uint64_t exact_ratios = 0;
@@ -1135,7 +1134,8 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
         std::vector<T> values(bits.size());
         for (std::size_t i = 0; i < bits.size(); ++i)
             values[i] = tr::from_bits(static_cast<typename tr::bits_type>(bits[i]));
-        const array_decisions d = decide_compact(std::span<const T>(values), refs, model, false);
+        compact_decider decider(refs, model, format);
+        const array_decisions d = decide_compact(std::span<const T>(values), refs, model, false, decider);
         std::copy(d.covered.begin(), d.covered.end(), covered.begin());
     };
     switch (format.id) {

@@ -12,6 +12,7 @@
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
 #include <bit>
+#include <cstring>  // std::memcpy
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -115,7 +116,89 @@ std::uint64_t round_compact(const cell& c, const format_info& f, rounding mode) 
     return detail::encode(f, negative, static_cast<std::uint64_t>(m >> shift), c.exponent + shift, sticky, mode);
 }
 
+// Adds one term (raw bits of f) to a compact cell: true when done, false (cell unchanged) for an Inf or NaN term or
+// one the cell cannot take (the caller spills). Inlined with a constant f, it decodes with the format's constants.
+inline bool try_add(cell& c, std::uint64_t bits, const format_info& f) noexcept {
+    const int frac_bits = f.precision - 1;
+    const std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
+    const std::uint32_t special = f.special_exponent_field();
+    const auto field = static_cast<std::uint32_t>((bits >> frac_bits) & special);
+    if (field == special) return false;
+    const std::uint64_t frac = bits & frac_mask;
+    const bool negative = ((bits >> (f.storage_bits - 1)) & 1u) != 0;
+    if (field == 0 && frac == 0) {  // ±0.0: a term, and the signed-zero flags
+        ++c.count;
+        c.state |= negative ? cell_saw_not_positive_zero : cell_saw_not_negative_zero;
+        return true;
+    }
+    const std::uint64_t m = field == 0 ? frac : (frac | (std::uint64_t{1} << frac_bits));
+    const int e = (field == 0 ? 1 : static_cast<int>(field)) - f.emax - frac_bits;
+    if (!add_finite(c, negative, m, e)) return false;
+    ++c.count;
+    c.state |= cell_saw_not_negative_zero | cell_saw_not_positive_zero | cell_saw_nonzero;
+    return true;
+}
+
+// Adds a term to the superaccumulator pair of a spilled element (Σt, and |t| to Σ|t|, as add_sum_and_abs).
+void add_to_pair(compact_reference_array::spill& sp, std::uint64_t bits, const format_info& f) noexcept {
+    sp.sum.add_bits(f, bits);
+    sp.abs_sum.add_bits(f, bits & ~(std::uint64_t{1} << (f.storage_bits - 1)));
+}
+
+// Moves a compact cell to a new pair (Step 3 of docs/algorithms/compact-reference-array.md).
+std::unique_ptr<compact_reference_array::spill> spill_cell(cell& c) {
+    auto sp = std::make_unique<compact_reference_array::spill>();
+    rebuild(c, sp->sum, sp->abs_sum);
+    c.state |= cell_spilled;
+    c.sum_lo = c.sum_hi = c.abs_lo = c.abs_hi = 0;
+    return sp;
+}
+
+// A cell and, when it is spilled, its own pair: a scan's running state.
+struct running_state {
+    cell c;
+    std::unique_ptr<compact_reference_array::spill> pair;
+    void add(std::uint64_t bits, const format_info& f) {
+        if ((c.state & cell_spilled) == 0 && try_add(c, bits, f)) return;
+        if ((c.state & cell_spilled) == 0) pair = spill_cell(c);
+        ++c.count;
+        add_to_pair(*pair, bits, f);
+    }
+    void assign(const cell& from, const compact_reference_array::spill* from_pair) {
+        c = from;
+        if (c.state & cell_spilled) pair = std::make_unique<compact_reference_array::spill>(*from_pair);
+        else pair.reset();
+    }
+};
+
 }  // namespace
+
+// A scan's references: the terms as given and, per line, the state before every scan_block-th element.
+struct compact_reference_array::scan_storage {
+    bool inclusive = true;
+    bool along_rows = true;     // lines are rows (rank 1, or axis 1); else columns
+    std::size_t lines = 0, length = 0, cols = 0;
+    std::size_t blocks = 0;     // checkpoints per line: ceil(length / scan_block)
+    std::vector<std::uint8_t> terms;   // the terms' bytes (storage_bits / 8 each), row-major as given
+    cell_vector checkpoints;           // [line·blocks + b]: the state before element b·scan_block of the line
+    std::vector<spill> pairs;          // of the spilled checkpoints (cell.sum_lo indexes it)
+
+    std::size_t line_of(std::size_t i) const noexcept { return along_rows ? i / cols : i % cols; }
+    std::size_t position_of(std::size_t i) const noexcept { return along_rows ? i % cols : i / cols; }
+    std::size_t index_of(std::size_t line, std::size_t k) const noexcept {
+        return along_rows ? line * cols + k : k * cols + line;
+    }
+    std::uint64_t bits_at(std::size_t index, int storage_bits) const noexcept {
+        const std::uint8_t* p = terms.data() + index * static_cast<std::size_t>(storage_bits / 8);
+        switch (storage_bits) {
+            case 64: { std::uint64_t b; std::memcpy(&b, p, 8); return b; }
+            case 32: { std::uint32_t b; std::memcpy(&b, p, 4); return b; }
+            default: { std::uint16_t b; std::memcpy(&b, p, 2); return b; }
+        }
+    }
+    // Number of terms of element k of a line: its prefix.
+    std::uint64_t count_at(std::size_t k) const noexcept { return inclusive ? k + 1 : k; }
+};
 
 // At 32 MiB and more: 2 MiB-aligned storage with MADV_HUGEPAGE (Linux), so a 10^7-element array takes ~240 faults
 // instead of ~120,000; smaller arrays use operator new.
@@ -155,7 +238,18 @@ compact_reference_array::compact_reference_array(std::vector<std::size_t> shape,
             throw std::invalid_argument("compact_reference_array: shape too large");
         n *= extent;
     }
+    size_ = n;
     cells_.assign(n, cell{});
+}
+
+void compact_reference_array::set_scan(std::vector<std::size_t> shape, dtype term_format,
+                                       std::unique_ptr<scan_storage> scan) {
+    shape_ = std::move(shape);
+    term_format_ = term_format;
+    size_ = scan->lines * scan->length;
+    cells_ = cell_vector();
+    spills_.clear();
+    scan_ = std::move(scan);
 }
 
 void compact_reference_array::check_format(const format_info& f) const {
@@ -164,86 +258,50 @@ void compact_reference_array::check_format(const format_info& f) const {
                                     std::string(info(term_format_).name) + " terms; convert it first");
 }
 
-const compact_reference_array::cell& compact_reference_array::at(std::size_t i) const {
-    if (i >= cells_.size())
+void compact_reference_array::check_index(std::size_t i) const {
+    if (i >= size_)
         throw std::out_of_range("compact_reference_array: element " + std::to_string(i) + " of " +
-                                std::to_string(cells_.size()));
-    return cells_[i];
+                                std::to_string(size_));
 }
 
 void compact_reference_array::add_bits(std::size_t i, std::uint64_t bits) {
-    (void)at(i);
+    check_index(i);
+    if (scan_) throw std::logic_error("compact_reference_array: a scan's references take no more terms");
     cell& c = cells_[i];
     const format_info& f = info(term_format_);
-    const decoded d = decode_bits(f, bits);
-    ++c.count;
+    if ((c.state & cell_spilled) == 0 && try_add(c, bits, f)) return;
     if ((c.state & cell_spilled) == 0) {
-        const bool zero = !d.is_nan && !d.is_inf && d.significand == 0;
-        if (!(zero && d.negative)) c.state |= cell_saw_not_negative_zero;
-        if (!(zero && !d.negative)) c.state |= cell_saw_not_positive_zero;
-        if (!zero) c.state |= cell_saw_nonzero;
-        if (zero) return;
-        if (!d.is_nan && !d.is_inf && add_finite(c, d.negative, d.significand, d.exponent)) return;  // spill: rebuild the cell as a superaccumulator pair, without this term
-        spill sp;
-        cell before = c;
-        --before.count;  // this term is added below, with its own bookkeeping
-        rebuild(before, sp.sum, sp.abs_sum);
-        spills_.push_back(std::move(sp));
-        const std::uint64_t index = spills_.size() - 1;
-        c.sum_lo = index;
-        c.sum_hi = 0;
-        c.abs_lo = c.abs_hi = 0;
-        c.state |= cell_spilled;
+        std::unique_ptr<spill> sp = spill_cell(c);
+        spills_.push_back(std::move(*sp));
+        c.sum_lo = spills_.size() - 1;
     }
-    spill& sp = spills_[c.sum_lo];
-    sp.sum.add_bits(f, bits);
-    sp.abs_sum.add_bits(f, bits & ~(std::uint64_t{1} << (f.storage_bits - 1)));
+    ++c.count;
+    add_to_pair(spills_[c.sum_lo], bits, f);
 }
 
-std::uint64_t compact_reference_array::count(std::size_t i) const { return at(i).count; }
+std::uint64_t compact_reference_array::count(std::size_t i) const {
+    check_index(i);
+    if (scan_) return scan_->count_at(scan_->position_of(i));
+    return cells_[i].count;
+}
 
-void compact_reference_array::element(std::size_t i, reference& out) const {
-    const cell& c = at(i);
-    out = reference{};
-    out.count = c.count;
-    out.term_format = term_format_;
-    if (c.state & cell_spilled) {
-        out.sum = spills_[c.sum_lo].sum;
-        out.abs_sum = spills_[c.sum_lo].abs_sum;
-    } else {
-        rebuild(c, out.sum, out.abs_sum);
+std::pair<std::uint64_t, std::uint64_t> compact_reference_array::count_range() const noexcept {
+    if (size_ == 0) return {0, 0};
+    if (scan_) return {scan_->count_at(0), scan_->count_at(scan_->length - 1)};
+    std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+    for (const cell& c : cells_) {
+        lo = std::min(lo, c.count);
+        hi = std::max(hi, c.count);
     }
-    out.cache_enclosures();
+    return {lo, hi};
 }
 
-void compact_reference_array::element(std::size_t i, const standard& model, reference& out) const {
-    element(i, out);
-    if (!model.structured) return;
-    structure_bound b;
-    b.structure = model.structure();
-    b.error.fill(std::numeric_limits<double>::infinity());
-    b.leaves = out.count;
-    out.structures.assign(1, b);
-}
+std::size_t compact_reference_array::spilled() const noexcept { return scan_ ? scan_->pairs.size() : spills_.size(); }
 
-reference compact_reference_array::element(std::size_t i) const {
-    reference r;
-    element(i, r);
-    return r;
-}
-
-reference_array compact_reference_array::to_array() const {
-    reference_array out;
-    out.rows = shape_.size() == 2 ? shape_[0] : 1;
-    out.cols = shape_.size() == 2 ? shape_[1] : (shape_.empty() ? 0 : shape_[0]);
-    out.elements.resize(cells_.size());
-    for (std::size_t i = 0; i < cells_.size(); ++i) element(i, out.elements[i]);
-    return out;
-}
-
-std::uint64_t compact_reference_array::nearest_bits(std::size_t i, const format_info& f, rounding mode) const {
-    const cell& c = at(i);
-    if (c.state & cell_spilled) return spills_[c.sum_lo].sum.round_bits(f, mode);
+namespace {
+std::uint64_t round_state(const cell& c, const compact_reference_array::spill* pair, const format_info& f,
+                          rounding mode) {
+    if (c.state & cell_spilled) return pair->sum.round_bits(f, mode);
     if (sum_of(c) != 0) return round_compact(c, f, mode);
     // Exact zero (IEEE 754-2019 §6.3, as superaccumulator::round_bits): the empty sum is +0.0 in every mode; under
     // RD any other exact zero is -0.0 unless every term was +0.0; otherwise -0.0 only when every term was -0.0.
@@ -252,23 +310,64 @@ std::uint64_t compact_reference_array::nearest_bits(std::size_t i, const format_
     const bool negative_zero = mode == rounding::downward ? (c.count > 0 && !all_positive_zero) : all_negative_zero;
     return std::uint64_t{negative_zero} << (f.storage_bits - 1);
 }
+}  // namespace
 
-std::string compact_reference_array::exact(std::size_t i) const {
-    const cell& c = at(i);
-    if (c.state & cell_spilled) return spills_[c.sum_lo].sum.to_decimal();
-    superaccumulator sum, abs_sum;
-    rebuild(c, sum, abs_sum);
-    return sum.to_decimal();
+// ---- reader ----------------------------------------------------------------------------------------------------
+
+struct compact_reference_array::reader::cursor {
+    running_state state;
+    std::size_t next = 0;  // the position along the line whose state `state` is about to become (0: unset)
+    bool valid = false;
+};
+
+// Lines of a scan followed with a cursor each (48 bytes + a pair when spilled); beyond this many, replay.
+constexpr std::size_t max_cursors = std::size_t{1} << 16;
+
+compact_reference_array::reader::reader(const compact_reference_array& refs)
+    : refs_(refs), scratch_(std::make_unique<cursor>()) {
+    if (refs.scan_ && refs.scan_->lines <= max_cursors) cursors_.resize(refs.scan_->lines);
+}
+compact_reference_array::reader::~reader() = default;
+
+const compact_reference_array::cell& compact_reference_array::reader::state(std::size_t i) {
+    refs_.check_index(i);
+    if (!refs_.scan_) return refs_.cells_[i];
+    const scan_storage& sc = *refs_.scan_;
+    const format_info& f = info(refs_.term_format_);
+    std::size_t line, k;
+    if (last_ != nullptr && i == last_index_ + 1 && sc.along_rows && last_position_ + 1 < sc.length) {
+        line = last_line_;  // the next element of the same row: no division
+        k = last_position_ + 1;
+    } else {
+        line = sc.line_of(i);
+        k = sc.position_of(i);
+    }
+    last_index_ = i;
+    last_line_ = line;
+    last_position_ = k;
+    const std::size_t want = k + (sc.inclusive ? 1 : 0);  // terms 0 .. want-1 of the line
+    cursor& cur = cursors_.empty() ? *scratch_ : cursors_[line];
+    if (!cur.valid || cur.next > want || want - cur.next > scan_block) {
+        const std::size_t b = std::min(want / scan_block, sc.blocks == 0 ? 0 : sc.blocks - 1);
+        const cell& cp = sc.checkpoints[line * sc.blocks + b];
+        cur.state.assign(cp, (cp.state & cell_spilled) ? &sc.pairs[cp.sum_lo] : nullptr);
+        cur.next = b * scan_block;
+        cur.valid = true;
+    }
+    for (; cur.next < want; ++cur.next) cur.state.add(sc.bits_at(sc.index_of(line, cur.next), f.storage_bits), f);
+    last_ = &cur;
+    return cur.state.c;
 }
 
-std::size_t compact_reference_array::memory_bytes() const noexcept {
-    return cells_.capacity() * sizeof(cell) + spills_.capacity() * sizeof(spill) + shape_.capacity() * sizeof(std::size_t);
+const compact_reference_array::spill& compact_reference_array::reader::pair(const cell& c) const {
+    if (!refs_.scan_) return refs_.spills_[c.sum_lo];
+    (void)c;  // a scan's spilled state lives in the cursor that returned it
+    return *last_->state.pair;
 }
 
-compact_reference_array::filter_facts compact_reference_array::facts(std::size_t i) const noexcept {
+compact_reference_array::filter_facts compact_reference_array::reader::facts(std::size_t i) {
     filter_facts out;
-    if (i >= cells_.size()) return out;
-    const cell& c = cells_[i];
+    const cell& c = state(i);
     if (c.state & cell_spilled) return out;
     out.count = c.count;
     auto enclose = [&](bool negative, u128 m, double& lo, double& hi) {
@@ -306,18 +405,82 @@ compact_reference_array::filter_facts compact_reference_array::facts(std::size_t
     return out;
 }
 
-void compact_reference_array::copy_element(std::size_t to, const compact_reference_array& source, std::size_t from) {
-    (void)at(to);
-    const cell& c = source.at(from);
-    if (source.term_format_ != term_format_) check_format(info(source.term_format_));
-    if ((c.state & cell_spilled) == 0) {
-        if (cells_[to].state & cell_spilled) throw std::logic_error("compact_reference_array: copy onto a spilled cell");
-        cells_[to] = c;
-        return;
+std::uint64_t compact_reference_array::reader::nearest_bits(std::size_t i, const format_info& f, rounding mode) {
+    const cell& c = state(i);
+    return round_state(c, (c.state & cell_spilled) ? &pair(c) : nullptr, f, mode);
+}
+
+// ---- queries -----------------------------------------------------------------------------------------------------
+
+void compact_reference_array::element(std::size_t i, reference& out) const {
+    reader r(*this);
+    const cell& c = r.state(i);
+    out = reference{};
+    out.count = c.count;
+    out.term_format = term_format_;
+    if (c.state & cell_spilled) {
+        out.sum = r.pair(c).sum;
+        out.abs_sum = r.pair(c).abs_sum;
+    } else {
+        rebuild(c, out.sum, out.abs_sum);
     }
-    spills_.push_back(source.spills_[c.sum_lo]);
-    cells_[to] = c;
-    cells_[to].sum_lo = spills_.size() - 1;
+    out.cache_enclosures();
+}
+
+void compact_reference_array::element(std::size_t i, const standard& model, reference& out) const {
+    element(i, out);
+    if (!model.structured) return;
+    structure_bound b;
+    b.structure = model.structure();
+    b.error.fill(std::numeric_limits<double>::infinity());
+    b.leaves = out.count;
+    out.structures.assign(1, b);
+}
+
+reference compact_reference_array::element(std::size_t i) const {
+    reference r;
+    element(i, r);
+    return r;
+}
+
+reference_array compact_reference_array::to_array() const {
+    reference_array out;
+    out.rows = shape_.size() == 2 ? shape_[0] : 1;
+    out.cols = shape_.size() == 2 ? shape_[1] : (shape_.empty() ? 0 : shape_[0]);
+    out.elements.resize(size_);
+    for (std::size_t i = 0; i < size_; ++i) element(i, out.elements[i]);
+    return out;
+}
+
+
+std::uint64_t compact_reference_array::nearest_bits(std::size_t i, const format_info& f, rounding mode) const {
+    if (!scan_) {
+        check_index(i);
+        const cell& c = cells_[i];
+        return round_state(c, (c.state & cell_spilled) ? &spills_[c.sum_lo] : nullptr, f, mode);
+    }
+    reader r(*this);
+    const cell& c = r.state(i);
+    return round_state(c, (c.state & cell_spilled) ? &r.pair(c) : nullptr, f, mode);
+}
+
+std::string compact_reference_array::exact(std::size_t i) const {
+    reader r(*this);
+    const cell& c = r.state(i);
+    if (c.state & cell_spilled) return r.pair(c).sum.to_decimal();
+    superaccumulator sum, abs_sum;
+    rebuild(c, sum, abs_sum);
+    return sum.to_decimal();
+}
+
+std::size_t compact_reference_array::memory_bytes() const noexcept {
+    std::size_t bytes = cells_.capacity() * sizeof(cell) + spills_.capacity() * sizeof(spill) +
+                        shape_.capacity() * sizeof(std::size_t);
+    if (scan_) {
+        bytes += sizeof(scan_storage) + scan_->terms.capacity() +
+                 scan_->checkpoints.capacity() * sizeof(cell) + scan_->pairs.capacity() * sizeof(spill);
+    }
+    return bytes;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -331,32 +494,15 @@ namespace {
 template <floating_format T>
 inline void add_term(compact_reference_array& out, std::size_t i, T x) {
     using tr = format_traits<T>;
-    constexpr const format_info& f = tr::info;
-    constexpr int frac_bits = f.precision - 1;
-    constexpr std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
-    constexpr std::uint32_t special = f.special_exponent_field();
-    const std::uint64_t bits = tr::to_bits(x);
-    const auto field = static_cast<std::uint32_t>((bits >> frac_bits) & special);
     cell& c = out.cells()[i];
-    if (field == special || (c.state & cell_spilled) != 0) return out.add_bits(i, bits);
-    const std::uint64_t frac = bits & frac_mask;
-    const bool negative = ((bits >> (f.storage_bits - 1)) & 1u) != 0;
-    if (field == 0 && frac == 0) {  // ±0.0: a term, and the signed-zero flags
-        ++c.count;
-        c.state |= negative ? cell_saw_not_positive_zero : cell_saw_not_negative_zero;
-        return;
-    }
-    const std::uint64_t m = field == 0 ? frac : (frac | (std::uint64_t{1} << frac_bits));
-    const int e = (field == 0 ? 1 : static_cast<int>(field)) - f.emax - frac_bits;
-    if (!add_finite(c, negative, m, e)) return out.add_bits(i, bits);  // spills
-    ++c.count;
-    c.state |= cell_saw_not_negative_zero | cell_saw_not_positive_zero | cell_saw_nonzero;
+    if ((c.state & cell_spilled) == 0 && try_add(c, tr::to_bits(x), tr::info)) return;
+    out.add_bits(i, tr::to_bits(x));  // spills, or adds to the pair
 }
 
 // Scatters are bound by the latency of random cell accesses (a 10^5-segment array is 4.8 MB, beyond L2): fetch the
 // cell `ahead` updates early (both lines a 48-byte cell may span).
 constexpr std::size_t prefetch_distance = 16;
-inline void prefetch_cell(const compact_reference_array& out, std::size_t i) noexcept {
+inline void prefetch_cell(compact_reference_array& out, std::size_t i) noexcept {
     const char* p = reinterpret_cast<const char*>(out.cells().data() + i);
     __builtin_prefetch(p, 1);
     __builtin_prefetch(p + sizeof(cell) - 1, 1);
@@ -596,38 +742,47 @@ compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t
 
 namespace {
 
-// One pass along `axis`: element i of each line takes the running state after (inclusive) or before (exclusive) x_i.
+// One pass along each line: the terms copied as they are, and the running state kept at every scan_block-th
+// position (the state before that element). An element is its line's checkpoint plus at most scan_block terms.
 template <floating_format T>
 compact_reference_array scan(const char* fn, std::span<const T> values, const array_shape& shape, int axis,
                              bool inclusive) {
+    using tr = format_traits<T>;
     const std::size_t n = elements_of(fn, "values", shape);
     check_length(fn, "values", values.size(), n, "its shape " + shape_text(shape));
     const int rank = static_cast<int>(shape.size());
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank)
         throw std::invalid_argument(std::string(fn) + ": axis out of range for rank " + std::to_string(rank));
-    compact_reference_array out(shape, format_traits<T>::info.id);
+    auto sc = std::make_unique<compact_reference_array::scan_storage>();
     const std::size_t rows = rank == 2 ? shape[0] : 1;
-    const std::size_t cols = rank == 2 ? shape[1] : shape[0];
-    // Lines: along axis 1 (or rank 1) each row; along axis 0 each column.
-    const bool along_rows = rank == 1 || axis == 1;
-    const std::size_t lines = along_rows ? rows : cols;
-    const std::size_t length = along_rows ? cols : rows;
-    const std::size_t stride = along_rows ? 1 : cols;
-    compact_reference_array running({1}, format_traits<T>::info.id);
-    compact_reference_array::cell_vector& cells = out.cells();
-    for (std::size_t line = 0; line < lines; ++line) {
-        running = compact_reference_array({1}, format_traits<T>::info.id);
-        const cell& state = running.cells()[0];
-        const std::size_t start = along_rows ? line * cols : line;
-        for (std::size_t k = 0; k < length; ++k) {
-            const std::size_t i = start + k * stride;
-            if (inclusive) add_term(running, 0, values[i]);
-            if ((state.state & cell_spilled) == 0) cells[i] = state;
-            else out.copy_element(i, running, 0);
-            if (!inclusive) add_term(running, 0, values[i]);
+    sc->cols = rank == 2 ? shape[1] : shape[0];
+    sc->inclusive = inclusive;
+    sc->along_rows = rank == 1 || axis == 1;  // lines: rows along axis 1 (or rank 1), else columns
+    sc->lines = sc->along_rows ? rows : sc->cols;
+    sc->length = sc->along_rows ? sc->cols : rows;
+    constexpr std::size_t block = compact_reference_array::scan_block;
+    sc->blocks = (sc->length + block - 1) / block;
+    sc->terms.resize(n * sizeof(T));
+    if (n != 0) std::memcpy(sc->terms.data(), values.data(), n * sizeof(T));
+    sc->checkpoints.resize(sc->lines * sc->blocks);
+    running_state running;
+    for (std::size_t line = 0; line < sc->lines; ++line) {
+        running.assign(cell{}, nullptr);
+        for (std::size_t k = 0; k < sc->length; ++k) {
+            if (k % block == 0) {
+                cell& cp = sc->checkpoints[line * sc->blocks + k / block];
+                cp = running.c;
+                if (running.c.state & cell_spilled) {
+                    sc->pairs.push_back(*running.pair);
+                    cp.sum_lo = sc->pairs.size() - 1;
+                }
+            }
+            running.add(tr::to_bits(values[sc->index_of(line, k)]), tr::info);
         }
     }
+    compact_reference_array out;
+    out.set_scan(shape, tr::info.id, std::move(sc));
     return out;
 }
 

@@ -269,6 +269,57 @@ TEST(Scatter, ScansAlongEachAxis) {
     EXPECT_THROW((void)er::inclusive_scan(std::span<const double>(x), {2, 3}, 2), std::invalid_argument);
 }
 
+// Scans over every mix (specials and wide spans spill their checkpoints), lengths across several checkpoint blocks,
+// rank 1 and 2 along each axis, inclusive and exclusive: every element against the oracles, read in order and not.
+template <class T>
+void check_random_scans(std::uint64_t seed) {
+    const er::format_info& f = er::format_traits<T>::info;
+    std::mt19937_64 rng(seed);
+    for (oracle::term_mix mix : oracle::all_term_mixes) {
+        const std::size_t rows = 1 + rng() % 3, cols = 1 + rng() % 90;
+        const std::vector<std::uint64_t> bits = oracle::random_terms(f, rows * cols, mix, rng);
+        const std::vector<T> values = typed<T>(bits);
+        for (int axis : {0, 1}) {
+            for (bool inclusive : {true, false}) {
+                const er::array_shape shape = rows == 1 && axis == 0 ? er::array_shape{cols} : er::array_shape{rows, cols};
+                const er::compact_reference_array refs =
+                    inclusive ? er::inclusive_scan(std::span<const T>(values), shape, shape.size() == 1 ? 0 : axis)
+                              : er::exclusive_scan(std::span<const T>(values), shape, shape.size() == 1 ? 0 : axis);
+                ASSERT_TRUE(refs.is_scan());
+                ASSERT_EQ(refs.size(), rows * cols);
+                const bool along_rows = shape.size() == 1 || axis == 1;
+                for (std::size_t probe = 0; probe < rows * cols; ++probe) {
+                    const std::size_t i = (probe * 7919) % (rows * cols);  // out of order
+                    const std::size_t line = along_rows ? i / cols : i % cols;
+                    const std::size_t k = along_rows ? i % cols : i / cols;
+                    std::vector<std::uint64_t> prefix;
+                    for (std::size_t j = 0; j < k + (inclusive ? 1 : 0); ++j)
+                        prefix.push_back(bits[along_rows ? line * cols + j : j * cols + line]);
+                    expect_element_exact(refs, i, f, prefix,
+                                         std::string(f.name) + " " + oracle::to_string(mix) + " scan axis " +
+                                             std::to_string(axis) + (inclusive ? " inclusive" : " exclusive") +
+                                             " seed " + std::to_string(seed));
+                }
+            }
+        }
+    }
+}
+
+TEST(CompactReferenceArray, ScansEqualTheOraclesBitForBit) {
+    check_random_scans<double>(201);
+    check_random_scans<float>(202);
+    check_random_scans<er::float16>(203);
+    check_random_scans<er::bfloat16>(204);
+}
+
+TEST(CompactReferenceArray, ScanStorageIsSmall) {
+    std::vector<float> x(100000, 0.5f);
+    const auto refs = er::inclusive_scan(std::span<const float>(x), {x.size()});
+    EXPECT_LE(refs.memory_bytes(), x.size() * (sizeof(float) + 2) + 4096);
+    EXPECT_EQ(refs.nearest<float>(99999), 50000.0f);
+    EXPECT_THROW(er::compact_reference_array(refs).add(0, 1.0f), std::logic_error);
+}
+
 // ---- covers() per element ---------------------------------------------------------------------------------------
 
 // covers over a compact array agrees with covers_bits on each element's full reference, for results at RN(s), at
@@ -335,6 +386,34 @@ TEST(CompactCovers, AgreesWithTheFullReferencesOnEveryStandard) {
     check_covers_agree<er::bfloat16>(per_element_standards, 14);
     check_covers_agree<float>({"mixed:float64:float32"}, 15);
     EXPECT_GT(er::detail::covers_exact_path_count(), before) << "near-bound results must reach the exact path";
+}
+
+TEST(CompactCovers, ScansAgreeWithTheFullReferences) {
+    // Many short lines (more than the reader follows with cursors) and a few long ones, every standard.
+    for (const er::array_shape& shape : {er::array_shape{70000, 2}, er::array_shape{3, 700}}) {
+        std::mt19937_64 rng(41);
+        const std::size_t n = shape[0] * shape[1];
+        const std::vector<std::uint64_t> bits = oracle::random_terms(er::binary32_info, n, oracle::term_mix::clustered, rng);
+        const std::vector<float> x = typed<float>(bits);
+        for (int axis : {0, 1}) {
+            const auto refs = er::inclusive_scan(std::span<const float>(x), shape, axis);
+            for (const char* text : {"any_order", "exact", "faithful", "levels:fold", "tree:17"}) {
+                const er::standard model = er::parse_standard(text);
+                std::vector<float> results(n);
+                for (std::size_t i = 0; i < n; ++i) {
+                    results[i] = refs.nearest<float>(i);
+                    if (i % 3 == 1) results[i] = std::nextafter(results[i], INFINITY);
+                }
+                std::vector<std::uint64_t> result_bits;
+                for (float r : results) result_bits.push_back(std::bit_cast<std::uint32_t>(r));
+                std::vector<std::uint8_t> flags(n);
+                er::detail::covers_flags(er::binary32_info, result_bits, refs, model, flags);
+                for (std::size_t i = 0; i < n; i += (n > 10000 ? 97 : 1))
+                    ASSERT_EQ(flags[i] != 0, er::covers(results[i], refs.element(i, model), model).covered)
+                        << text << " axis " << axis << " element " << i;
+            }
+        }
+    }
 }
 
 TEST(CompactCovers, PlantedFaultsOfAScatterKernelAreRejected) {

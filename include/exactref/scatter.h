@@ -19,6 +19,8 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>  // std::pair
 #include <span>
 #include <string>
 #include <vector>
@@ -49,10 +51,16 @@ public:
     compact_reference_array(std::vector<std::size_t> shape, dtype term_format);
 
     const std::vector<std::size_t>& shape() const noexcept { return shape_; }
-    std::size_t size() const noexcept { return cells_.size(); }
+    std::size_t size() const noexcept { return size_; }
     dtype term_format() const noexcept { return term_format_; }
+    /// True for the references of a scan (inclusive_scan, exclusive_scan): stored as the terms and one checkpoint
+    /// per scan_block elements of each line, so ~sizeof(T) + 2 bytes per element; an element's state is rebuilt
+    /// from its checkpoint (at most scan_block exact additions). Such an array takes no add().
+    bool is_scan() const noexcept { return scan_ != nullptr; }
+    static constexpr std::size_t scan_block = 32;
 
-    /// Adds one term of term_format() (raw bits) to element i exactly. Throws std::out_of_range for i >= size().
+    /// Adds one term of term_format() (raw bits) to element i exactly. Throws std::out_of_range for i >= size(),
+    /// std::logic_error for a scan's array.
     void add_bits(std::size_t i, std::uint64_t bits);
     /// Adds x to element i. Throws std::invalid_argument when T is not term_format(), std::out_of_range as add_bits.
     template <floating_format T>
@@ -63,6 +71,8 @@ public:
 
     /// n_i. Throws std::out_of_range for i >= size() (as every accessor below).
     std::uint64_t count(std::size_t i) const;
+    /// The smallest and largest n_i ({0, 0} when empty): O(1) for a scan, one pass over the cells otherwise.
+    std::pair<std::uint64_t, std::uint64_t> count_range() const noexcept;
     /// The full reference of element i (its superaccumulators built on demand, ~2.3 KB), equal to what
     /// exactref::sum would give for the same terms, except `largest` (NaN: not kept).
     reference element(std::size_t i) const;
@@ -89,31 +99,20 @@ public:
     /// s_i as an exact decimal string (superaccumulator::to_decimal).
     std::string exact(std::size_t i) const;
 
-    /// Bytes held: the cells and the spilled elements' accumulators.
+    /// Bytes held: the cells (or a scan's terms and checkpoints) and the spilled elements' accumulators.
     std::size_t memory_bytes() const noexcept;
-    /// Elements that needed a full superaccumulator pair (terms spanning > ~125 binades, Inf or NaN).
-    std::size_t spilled() const noexcept { return spills_.size(); }
+    /// Elements (a scan: checkpoints) that needed a full superaccumulator pair (terms spanning > ~125 binades, Inf or
+    /// NaN).
+    std::size_t spilled() const noexcept;
 
-    /// Internal (covers.cpp): what the binary64 filter of covers() reads of element i. usable = false sends the
-    /// element to the exact path (spilled elements: specials, or enclosures beyond binary64's range).
-    struct filter_facts {
-        bool usable = false;
-        std::uint64_t count = 0;
-        double s_lo = 0, s_hi = 0;  // RD and RU of s in binary64
-        double w_lo = 0, w_hi = 0;  // RD and RU of S in binary64
-    };
-    filter_facts facts(std::size_t i) const noexcept;
-    /// Internal: a copy of element `from` of `source` (same term format) into element `to` (scans).
-    void copy_element(std::size_t to, const compact_reference_array& source, std::size_t from);
-
-    /// One element's state: Σt = sum·2^exponent, Σ|t| = abs_sum·2^exponent (two's complement 128-bit words, low
-    /// first), or an index into the spilled pairs. Internal; public for the builders in src/scatter.cpp.
+    /// One element's state: Σt = sum·2^exponent, Σ|t| = abs·2^exponent (two's complement 128-bit words, low first),
+    /// or, when spilled, a superaccumulator pair. Internal (src/scatter.cpp, src/covers.cpp).
     struct cell {
         std::uint64_t abs_lo = 0, abs_hi = 0;  // Σ|t| / 2^exponent, < 2^126
         std::uint64_t sum_lo = 0, sum_hi = 0;  // Σt / 2^exponent (or the spill index when spilled)
         std::uint64_t count = 0;
         std::int32_t exponent = 0;
-        std::uint32_t state = 0;               // cell_state bits
+        std::uint32_t state = 0;               // cell_state bits (src/scatter.cpp)
     };
     static_assert(sizeof(cell) == 48, "48 bytes per element");
     struct spill {
@@ -133,18 +132,54 @@ public:
         bool operator==(const large_array_allocator<U>&) const noexcept { return true; }
     };
     using cell_vector = std::vector<cell, large_array_allocator<cell>>;
+
+    /// Internal (covers.cpp): what the binary64 filter of covers() reads of one element. usable = false sends the
+    /// element to the exact path (spilled elements: specials, or enclosures beyond binary64's range).
+    struct filter_facts {
+        bool usable = false;
+        std::uint64_t count = 0;
+        double s_lo = 0, s_hi = 0;  // RD and RU of s in binary64
+        double w_lo = 0, w_hi = 0;  // RD and RU of S in binary64
+    };
+    /// Internal: element states in any order, O(1) per element when the order follows a scan's lines (covers()
+    /// reads elements in order); one reader per thread.
+    class reader {
+    public:
+        explicit reader(const compact_reference_array& refs);
+        ~reader();
+        reader(const reader&) = delete;
+        reader& operator=(const reader&) = delete;
+        /// Element i's state; when it is spilled, pair(state) is its superaccumulator pair. Valid until the next call.
+        const cell& state(std::size_t i);
+        const spill& pair(const cell& c) const;
+        filter_facts facts(std::size_t i);
+        /// As compact_reference_array::nearest_bits.
+        std::uint64_t nearest_bits(std::size_t i, const format_info& f, rounding mode);
+
+    private:
+        struct cursor;
+        const compact_reference_array& refs_;
+        cursor* last_ = nullptr;  // the cursor whose state state() returned last (scans)
+        std::size_t last_index_ = 0, last_line_ = 0, last_position_ = 0;
+        std::vector<cursor> cursors_;  // a scan's lines (up to a limit), each at its last element
+        std::unique_ptr<cursor> scratch_;
+    };
+
+    /// Internal, for the builders in src/scatter.cpp.
     cell_vector& cells() noexcept { return cells_; }
-    const cell_vector& cells() const noexcept { return cells_; }
     std::vector<spill>& spills() noexcept { return spills_; }
-    const std::vector<spill>& spills() const noexcept { return spills_; }
+    struct scan_storage;
+    void set_scan(std::vector<std::size_t> shape, dtype term_format, std::unique_ptr<scan_storage> scan);
 
 private:
     void check_format(const format_info& f) const;
-    const cell& at(std::size_t i) const;
+    void check_index(std::size_t i) const;
     std::vector<std::size_t> shape_;
+    std::size_t size_ = 0;
     dtype term_format_ = dtype::float64;
     cell_vector cells_;
     std::vector<spill> spills_;
+    std::shared_ptr<const scan_storage> scan_;  // immutable once built: copies share it
 };
 using CompactReferenceArray = compact_reference_array;
 
