@@ -216,6 +216,12 @@ def test_indexing_stacks_broadcasting_and_pickling():
     assert (r.bound()[:, 1:] > 0).all() and (r.bound()[:, 0] == 0.0).all()  # one term: no rounding
     assert r[1, 1].explain(result[1, 1])[0].covered
     assert er.ulp_error(result, r).shape == (30, 20)
+    er.testing.assert_covers(result, r, standard="any_order")
+    wrong = result.copy()
+    wrong[4, 7] += np.float32(1.0)
+    with pytest.raises(AssertionError, match=r"1 of 600 result\(s\) not covered by any_order \(float32\)\nworst at "
+                                             r"index \(4, 7\)"):
+        er.testing.assert_covers(wrong, r, standard="any_order")
 
 
 def test_index_and_value_types():
