@@ -1,5 +1,5 @@
-"""exactref: exact references for floating-point sums, dot products and matrix products, and covers(): does a
-computed result lie within a named, sourced error model? Decided in exact arithmetic.
+"""exactref: exact references for floating-point sums, dot products, matrix products, scatter-adds and scans, and
+covers(): does a computed result lie within a named, sourced error model? Decided in exact arithmetic.
 
     >>> import numpy as np, exactref as er
     >>> x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
@@ -27,6 +27,7 @@ from ._arrays import as_threads as _as_threads, asarray, host_array as _host_arr
 from ._orders import fold_sum, kahan_sum, pairwise_sum, tree_height, tree_sum
 from ._products import dot, matmul
 from ._reference import Reference, ReferenceArray
+from ._scatter import add_at, bincount, cumsum, embedding_bag, index_add, scatter_add, segment_sum
 from ._standards import Standard, standard, structures as _structures
 from . import testing
 
@@ -36,8 +37,9 @@ Verdict = _core.Verdict
 Sensitivity = _core.Sensitivity
 
 __all__ = [
-    "Reference", "ReferenceArray", "Sensitivity", "Standard", "Verdict", "asarray", "dot", "fold_sum", "kahan_sum", "matmul",
-    "pairwise_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
+    "Reference", "ReferenceArray", "Sensitivity", "Standard", "Verdict", "add_at", "asarray", "bincount", "cumsum",
+    "dot", "embedding_bag", "fold_sum", "index_add", "kahan_sum", "matmul", "pairwise_sum", "scatter_add",
+    "segment_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
 ]
 
 del annotations  # the name the __future__ import binds; `from exactref import *` and dir(er) show the API only

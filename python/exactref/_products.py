@@ -22,11 +22,11 @@ def _as_dtype(name: str) -> Optional[str]:
     return "bfloat16" if name == "bfloat16" else None
 
 
-def _same_dtype(what: str, names: dict) -> str:
+def _same_dtype(what: str, names: dict, computation: str = "the product") -> str:
     kinds = set(names.values())
     if len(kinds) > 1:
         listing = ", ".join(f"{k} is {v}" for k, v in names.items())
-        raise TypeError(f"{what}: {listing}: pass every operand in the format the product was computed in")
+        raise TypeError(f"{what}: {listing}: pass every operand in the format {computation} was computed in")
     return kinds.pop()
 
 

@@ -43,7 +43,8 @@ def _fraction(parts: Tuple[str, bool, bytes, int], specials: bool = True) -> Uni
 class Reference:
     """Exact references, one per output element (shape ``()`` for a single sum or dot product).
 
-    Built by er.sum, er.dot and er.matmul; not constructed directly.
+    Built by er.sum, er.dot and er.matmul, and by the scatter-adds and scans (er.segment_sum, er.scatter_add,
+    er.index_add, er.add_at, er.bincount, er.embedding_bag, er.cumsum: docs/scatter.md); not constructed directly.
 
     Attributes: shape, ndim, size, dtype (the input's dtype name), count (n, the number of terms), is_dot,
     exact (s as fractions.Fraction), abs_sum (Σ|t_i| as Fraction; inf/nan with special terms), decimal (s as an exact decimal string), structures

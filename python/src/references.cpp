@@ -256,16 +256,31 @@ nb::object sum_contiguous(nb::handle x, unsigned threads) {
 
 }  // namespace
 
-const reference& reference_list::get(std::int64_t i, reference& scratch) const {
+void reference_list::check(std::int64_t i) const {
     if (i < 0 || static_cast<std::size_t>(i) >= size())
         throw nb::index_error(("reference index " + std::to_string(i) + " out of range for " +
                                std::to_string(size()) + " references")
                                   .c_str());
+}
+
+const reference& reference_list::get(std::int64_t i, reference& scratch) const {
+    check(i);
     const std::size_t k = static_cast<std::size_t>(i);
+    if (compact) {
+        compact->element(k, scratch);
+        return scratch;
+    }
     if (products.empty()) return items[k];
     const product_reference& p = *products[k / block];
     const std::size_t e = k % block;
     p.element(e / p.cols(), e % p.cols(), scratch);
+    return scratch;
+}
+
+const reference& reference_list::get(std::int64_t i, reference& scratch, const standard& model) const {
+    if (!compact) return get(i, scratch);
+    check(i);
+    compact->element(static_cast<std::size_t>(i), model, scratch);
     return scratch;
 }
 
@@ -310,15 +325,41 @@ results_view results_of(const any_array& results, const std::optional<std::strin
     return r;
 }
 
-void check_index(const reference_list& refs, std::int64_t i) {
-    if (i >= 0 && static_cast<std::size_t>(i) < refs.size()) return;
-    reference scratch;   // only on the error path: a reference is ~2.3 KB to clear
-    refs.get(i, scratch);  // throws the index error
-}
 
 void check_lengths(const index_array& index, const results_view& r) {
     if (static_cast<std::size_t>(r.view.shape[0]) != index.shape(0))
         throw nb::value_error("internal: index and results differ in length");
+}
+
+// True when index is 0, 1, ..., size - 1, repeated (one run per element, or a stack of runs).
+bool is_tiled_identity(const index_array& index, std::size_t size) {
+    const std::size_t n = index.shape(0);
+    if (size == 0 || n % size != 0) return false;
+    for (std::size_t k = 0; k < n; ++k)
+        if (static_cast<std::size_t>(index(k)) != k % size) return false;
+    return true;
+}
+
+// covers() of a compact reference array: its own filter (covers_flags, compact overload) over each run of results
+// in element order, or over the indexed elements gathered into an array of their own (48 bytes each: r[mask],
+// broadcast results) — never a full reference per element.
+void covers_compact(const compact_reference_array& refs, const index_array& index, const host_view& results,
+                    const format_info& format, const standard& model, std::vector<std::uint8_t>& covered) {
+    const std::size_t n = index.shape(0);
+    if (n == 0) return;
+    std::vector<std::uint64_t> bits(n);
+    for (std::size_t k = 0; k < n; ++k) bits[k] = bits_at(results, k);
+    const std::span<const std::uint64_t> all(bits);
+    const std::span<std::uint8_t> out(covered);
+    if (is_tiled_identity(index, refs.size())) {
+        const std::size_t run = refs.size();
+        for (std::size_t start = 0; start < n; start += run)
+            detail::covers_flags(format, all.subspan(start, run), refs, model, out.subspan(start, run));
+        return;
+    }
+    compact_reference_array picked({n}, refs.term_format());
+    for (std::size_t k = 0; k < n; ++k) picked.copy_element(k, refs, static_cast<std::size_t>(index(k)));
+    detail::covers_flags(format, all, picked, model, out);
 }
 
 nb::object covers_detail(const reference_list& refs, const index_array& index, const any_array& results,
@@ -326,8 +367,15 @@ nb::object covers_detail(const reference_list& refs, const index_array& index, c
     const results_view r = results_of(results, as_dtype);
     check_lengths(index, r);
     const std::size_t n = index.shape(0);
-    for (std::size_t i = 0; i < n; ++i) check_index(refs, index(i));
+    for (std::size_t i = 0; i < n; ++i) refs.check(index(i));
     std::vector<std::uint8_t> covered(n);
+    if (!with_numbers && refs.compact) {
+        {
+            nb::gil_scoped_release release;
+            covers_compact(*refs.compact, index, r.view, *r.format, model, covered);
+        }
+        return numpy_from(std::move(covered));
+    }
     if (!with_numbers) {
         // covers(): the array engine (binary64 filter, exact path where it cannot decide), GIL released, in
         // batches so that matrix-product elements are built into a bounded scratch (references.h).
@@ -361,7 +409,7 @@ nb::object covers_detail(const reference_list& refs, const index_array& index, c
         nb::gil_scoped_release release;
         reference scratch;
         for (std::size_t i = 0; i < n; ++i) {
-            const decision v = decide_bits(*r.format, bits_at(r.view, i), refs.get(index(i), scratch), model);
+            const decision v = decide_bits(*r.format, bits_at(r.view, i), refs.get(index(i), scratch, model), model);
             covered[i] = v.covered ? 1 : 0;
             if (with_numbers) {
                 ratio[i] = v.ratio;
@@ -556,7 +604,14 @@ void bind_references(nb::module_& m) {
              [](const reference_list& l, const index_array& index) {
                  std::vector<std::uint64_t> out(index.shape(0));
                  reference scratch;
-                 for (std::size_t i = 0; i < out.size(); ++i) out[i] = l.get(index(i), scratch).count;
+                 for (std::size_t i = 0; i < out.size(); ++i) {
+                     if (l.compact) {
+                         l.check(index(i));
+                         out[i] = l.compact->count(static_cast<std::size_t>(index(i)));
+                     } else {
+                         out[i] = l.get(index(i), scratch).count;
+                     }
+                 }
                  return numpy_from(std::move(out));
              }, nb::arg("index"))
         .def("exact_parts",
@@ -578,6 +633,10 @@ void bind_references(nb::module_& m) {
              }, nb::arg("i"))
         .def("exact_decimal",
              [](const reference_list& l, std::int64_t i) {
+                 if (l.compact) {
+                     l.check(i);
+                     return l.compact->exact(static_cast<std::size_t>(i));
+                 }
                  reference scratch;
                  return l.get(i, scratch).exact();
              }, nb::arg("i"))
@@ -587,6 +646,10 @@ void bind_references(nb::module_& m) {
                  // is one), for the 0-d fast path of Reference.nearest.
                  const format_info& f = info(parse_dtype(type));
                  const rounding rm = parse_rounding(mode);
+                 if (l.compact) {
+                     l.check(i);
+                     return to_double_exact(f, l.compact->nearest_bits(static_cast<std::size_t>(i), f, rm));
+                 }
                  if (l.products.empty() && i >= 0 && static_cast<std::size_t>(i) < l.items.size())
                      return to_double_exact(f, l.items[static_cast<std::size_t>(i)].sum.round_bits(f, rm));
                  reference scratch;  // a matrix product's element, built on demand (or the index error)
@@ -597,6 +660,13 @@ void bind_references(nb::module_& m) {
                  const format_info& f = info(parse_dtype(type));
                  const rounding rm = parse_rounding(mode);
                  std::vector<std::uint64_t> out(index.shape(0));
+                 if (l.compact) {  // rounded from the cells: no reference built
+                     for (std::size_t i = 0; i < out.size(); ++i) {
+                         l.check(index(i));
+                         out[i] = l.compact->nearest_bits(static_cast<std::size_t>(index(i)), f, rm);
+                     }
+                     return numpy_from(std::move(out));
+                 }
                  reference scratch;
                  for (std::size_t i = 0; i < out.size(); ++i) out[i] = l.get(index(i), scratch).sum.round_bits(f, rm);
                  return numpy_from(std::move(out));
@@ -607,7 +677,7 @@ void bind_references(nb::module_& m) {
                  std::vector<double> out(index.shape(0));
                  reference scratch;
                  for (std::size_t i = 0; i < out.size(); ++i)
-                     out[i] = exactref::bound(l.get(index(i), scratch), model, f);
+                     out[i] = exactref::bound(l.get(index(i), scratch, model), model, f);
                  return numpy_from(std::move(out));
              }, nb::arg("index"), nb::arg("standard"), nb::arg("dtype"))
         .def("covers",
@@ -626,7 +696,7 @@ void bind_references(nb::module_& m) {
                  const results_view r = results_of(results, as_dtype);
                  if (j >= static_cast<std::size_t>(r.view.shape[0])) throw nb::index_error("result index out of range");
                  reference scratch;
-                 return covers_bits(*r.format, bits_at(r.view, j), l.get(i, scratch), model);
+                 return covers_bits(*r.format, bits_at(r.view, j), l.get(i, scratch, model), model);
              }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def("explain",
              [](const reference_list& l, std::int64_t i, const any_array& results, std::size_t j,

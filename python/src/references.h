@@ -14,6 +14,8 @@
 #include "exactref/format.h"
 #include "exactref/gemm.h"
 #include "exactref/reference.h"
+#include "exactref/scatter.h"
+#include "exactref/standard.h"
 
 namespace exactref::python {
 
@@ -21,24 +23,37 @@ namespace nb = nanobind;
 
 /// Sums and dot products keep their references in `items`. Matrix products keep the compact exact product
 /// (gemm.h: a few words per element instead of ~2.3 KB) and build an element's reference when it is asked for:
-/// flat index i is element i % block of products[i / block], row-major.
+/// flat index i is element i % block of products[i / block], row-major. Scatter-adds and scans (scatter.cpp) keep a
+/// compact_reference_array (48 bytes per element, scatter.h): flat index i is its element i; covers() judges it with
+/// the array's own filter and nearest() rounds its cells directly, so only the per-element detail queries (exact,
+/// bound, verdict, ratios, pickling) build an element's reference.
 struct reference_list {
     std::vector<reference> items;
     std::vector<std::shared_ptr<const product_reference>> products;
     std::size_t block = 0;
+    std::shared_ptr<const compact_reference_array> compact;
     dtype term_format = dtype::float64;
     bool is_dot = false;
 
-    std::size_t size() const noexcept { return products.empty() ? items.size() : products.size() * block; }
-    /// The reference at flat index i: items[i], or the product element built into `scratch`.
+    std::size_t size() const noexcept {
+        if (compact) return compact->size();
+        return products.empty() ? items.size() : products.size() * block;
+    }
+    /// Throws nb::index_error when i is not a flat index of this list.
+    void check(std::int64_t i) const;
+    /// The reference at flat index i: items[i], or the product or compact element built into `scratch`.
     /// Throws nb::index_error when i is out of range.
     const reference& get(std::int64_t i, reference& scratch) const;
+    /// The same, as covers() judges it under `model`: a compact element carries a structured model's flat bound
+    /// (compact_reference_array::element(i, model, out)); the other kinds are get(i, scratch).
+    const reference& get(std::int64_t i, reference& scratch, const standard& model) const;
 };
 
 void bind_references(nanobind::module_& m);
 void bind_standards(nanobind::module_& m);
 void bind_orders(nanobind::module_& m);
 void bind_products(nanobind::module_& m);
+void bind_scatter(nanobind::module_& m);
 void bind_bench(nanobind::module_& m);
 void bind_testing(nanobind::module_& m);
 
