@@ -728,8 +728,11 @@ double result_value(T r) noexcept {
 
 // Every element's decision, and (with ratios) enclosures of the ratio evaluate() reports.
 struct array_decisions {
-    std::vector<std::uint8_t> covered;
-    std::vector<double> ratio_lo, ratio_hi;
+    // Backed by huge pages when large (first-touch faults of 10^7 ratios cost more than the filter deciding them).
+    template <class T>
+    using large_vector = std::vector<T, compact_reference_array::large_array_allocator<T>>;
+    large_vector<std::uint8_t> covered;
+    large_vector<double> ratio_lo, ratio_hi;
     std::uint64_t exact_path = 0;
 };
 
@@ -927,6 +930,15 @@ public:
             return true;
         }
         set_count(f.count);
+        if (plain_any_ && !model_.is_mixed() && f.count <= exact_in_binary64) {
+            // Step F1 for B = (n - 1)·u·S alone: the factor is exact, so one RN per end, widened by one ulp (L1).
+            if (!(std::isfinite(f.s_lo) && std::isfinite(f.s_hi) && std::isfinite(f.w_hi))) return false;
+            const detail::nonnegative_interval b{detail::next_down(factor_ * f.w_lo), detail::next_up(factor_ * f.w_hi)};
+            if (!std::isfinite(b.hi)) return false;
+            out.bounds = detail::make_filter_bounds(f.s_lo, f.s_hi, b, false);
+            out.usable = true;
+            return true;
+        }
         filter_.fill_bounds(f.s_lo, f.s_hi, f.w_lo, f.w_hi, std::numeric_limits<double>::infinity(), out);
         return out.usable;
     }
@@ -944,10 +956,9 @@ private:
         if (have_count_ && n == count_) return;
         have_count_ = true;
         count_ = n;
-        constexpr std::uint64_t exact_in_binary64 = std::uint64_t{1} << 53;
         if (plain_any_ && n <= exact_in_binary64) {  // (n - 1)·u, exact in binary64 (Rump; Lange–Rump)
-            const double factor = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // both exact
-            filter_.set_flat(true, point(factor), point(0));
+            factor_ = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // both exact
+            if (model_.is_mixed()) filter_.set_flat(true, point(factor_), point(0));  // else facts() has its own path
             return;
         }
         // compute_flat's factor for a sum is γ_depth (extra 0) unless ftz: adds terms in n.
@@ -979,6 +990,8 @@ private:
     bool plain_any_ = false, one_level_any_ = false, have_count_ = false;
     std::uint64_t count_ = 0;
     double unit_roundoff_ = 0;
+    double factor_ = 0;  // plain any_order: (n - 1)·u for n = count_
+    static constexpr std::uint64_t exact_in_binary64 = std::uint64_t{1} << 53;
     std::unordered_map<std::uint64_t, flat_entry> flat_;
 };
 

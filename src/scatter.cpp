@@ -226,6 +226,8 @@ void compact_reference_array::large_array_allocator<T>::deallocate(T* p, std::si
 }
 
 template struct compact_reference_array::large_array_allocator<compact_reference_array::cell>;
+template struct compact_reference_array::large_array_allocator<double>;         // covers()' decisions
+template struct compact_reference_array::large_array_allocator<std::uint8_t>;
 
 compact_reference_array::compact_reference_array(std::vector<std::size_t> shape, dtype term_format)
     : shape_(std::move(shape)), term_format_(term_format) {
@@ -441,6 +443,21 @@ reference compact_reference_array::element(std::size_t i) const {
     reference r;
     element(i, r);
     return r;
+}
+
+compact_reference_array compact_reference_array::gather(std::span<const std::size_t> index) const {
+    compact_reference_array out({index.size()}, term_format_);
+    reader r(*this);
+    for (std::size_t k = 0; k < index.size(); ++k) {
+        const cell& c = r.state(index[k]);
+        cell& to = out.cells_[k];
+        to = c;
+        if (c.state & cell_spilled) {
+            out.spills_.push_back(r.pair(c));
+            to.sum_lo = out.spills_.size() - 1;
+        }
+    }
+    return out;
 }
 
 reference_array compact_reference_array::to_array() const {

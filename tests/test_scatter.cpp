@@ -312,6 +312,21 @@ TEST(CompactReferenceArray, ScansEqualTheOraclesBitForBit) {
     check_random_scans<er::bfloat16>(204);
 }
 
+TEST(CompactReferenceArray, GatherPicksElementsOfCellsAndScans) {
+    const std::vector<double> x{1, std::ldexp(1.0, 900), 3, -std::ldexp(1.0, 900), std::ldexp(1.0, -900)};
+    const auto scan = er::inclusive_scan(std::span<const double>(x), {x.size()});  // spills from element 1 on
+    const std::vector<std::size_t> pick{4, 0, 4, 2};
+    const auto picked = scan.gather(pick);
+    ASSERT_EQ(picked.size(), 4u);
+    EXPECT_FALSE(picked.is_scan());
+    for (std::size_t k = 0; k < pick.size(); ++k) {
+        EXPECT_EQ(picked.exact(k), scan.exact(pick[k]));
+        EXPECT_EQ(picked.count(k), scan.count(pick[k]));
+    }
+    const std::vector<std::size_t> beyond{5};
+    EXPECT_THROW((void)scan.gather(beyond), std::out_of_range);
+}
+
 TEST(CompactReferenceArray, ScanStorageIsSmall) {
     std::vector<float> x(100000, 0.5f);
     const auto refs = er::inclusive_scan(std::span<const float>(x), {x.size()});

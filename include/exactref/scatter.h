@@ -86,6 +86,9 @@ public:
         element(i, model, r);
         return r;
     }
+    /// Elements index[0], index[1], ... (any order, repeats allowed) as a new rank-1 array of compact cells (a scan's
+    /// elements rebuilt from their checkpoints). Throws std::out_of_range for an index >= size().
+    compact_reference_array gather(std::span<const std::size_t> index) const;
     /// Every element as a reference_array (1 x size() for rank 1, rows x cols for rank 2); ~2.3 KB each.
     reference_array to_array() const;
     /// s_i correctly rounded to format f in `mode` (IEEE 754-2019 §4.3), raw bits; the superaccumulator's rules for

@@ -357,8 +357,9 @@ void covers_compact(const compact_reference_array& refs, const index_array& inde
             detail::covers_flags(format, all.subspan(start, run), refs, model, out.subspan(start, run));
         return;
     }
-    compact_reference_array picked({n}, refs.term_format());
-    for (std::size_t k = 0; k < n; ++k) picked.copy_element(k, refs, static_cast<std::size_t>(index(k)));
+    std::vector<std::size_t> positions(n);
+    for (std::size_t k = 0; k < n; ++k) positions[k] = static_cast<std::size_t>(index(k));
+    const compact_reference_array picked = refs.gather(positions);
     detail::covers_flags(format, all, picked, model, out);
 }
 
