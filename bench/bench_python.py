@@ -19,6 +19,10 @@ process's CPU time (time.process_time: every thread, so that threads=2 shows its
 Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers] [--xsum-wide]
 --xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
+--scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
+er.bincount and er.segment_sum vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum; covers of both results) and
+measures the peak memory per output element (a fresh process each: ru_maxrss growth) for 10^6 segments of float32 and
+a 10^7 float32 cumsum.
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
 terms under any_order and levels:fold/4,any (references built with that structure), and 2^18 runs of one sum.
@@ -163,8 +167,52 @@ def covers_cases(rounds):
         print(f"  {label:44s} wall {wall * 1e3:8.2f} ms  {size / wall / 1e6:7.2f} M/s   cpu {size / cpu / 1e6:7.2f} M/s")
 
 
+_PEAK_SNIPPET = """
+import resource, sys, numpy as np, exactref as er
+kind, n, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(1)
+x = rng.standard_normal(n).astype(np.float32)
+ids = rng.integers(0, m, n) if kind == "segments" else None
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+r = er.segment_sum(x, ids, num_segments=m) if kind == "segments" else er.cumsum(x)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((peak - base) * 1024 / r.size)
+"""
+
+
+def peak_bytes_per_element(kind, n, m):
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", _PEAK_SNIPPET, kind, str(n), str(m)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.strip())
+
+
+def scatter_cases(rounds, rng):
+    n, m = 10**7, 10**5
+    x = rng.standard_normal(n)
+    ids = rng.integers(0, m, n)
+    res = interleaved([("np.bincount(ids, weights)", lambda: np.bincount(ids, x, minlength=m)),
+                       ("er.bincount(ids, weights)", lambda: er.bincount(ids, x, minlength=m)),
+                       ("er.segment_sum(x, ids, m)", lambda: er.segment_sum(x, ids, num_segments=m))], rounds)
+    show(f"scatter, float64 N(0,1), {n:,} values into {m:,} segments", res, "np.bincount(ids, weights)")
+    res = interleaved([("np.cumsum(x)", lambda: np.cumsum(x)), ("er.cumsum(x)", lambda: er.cumsum(x))], rounds)
+    show(f"scan, float64 N(0,1), n = {n:,}", res, "np.cumsum(x)")
+    counts, scan = er.bincount(ids, x, minlength=m), er.cumsum(x)
+    got_counts, got_scan = np.bincount(ids, x, minlength=m), np.cumsum(x)
+    res = interleaved([("bincount covers (10^5 elements)", lambda: counts.covers(got_counts)),
+                       ("cumsum covers (10^7 elements)", lambda: scan.covers(got_scan))], max(3, rounds // 3))
+    for label, size in (("bincount covers (10^5 elements)", m), ("cumsum covers (10^7 elements)", n)):
+        wall, cpu = res[label]
+        print(f"  {label:36s} {size / wall / 1e6:8.2f} M elements/s (wall)")
+    assert counts.covers(got_counts).all() and scan.covers(got_scan).all()
+    print("peak memory per output element (fresh process, ru_maxrss growth):")
+    print(f"  10^6 segments of 10^7 float32 values: {peak_bytes_per_element('segments', n, 10**6):6.1f} bytes")
+    print(f"  cumsum of 10^7 float32 values:         {peak_bytes_per_element('cumsum', n, 0):6.1f} bytes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scatter", action="store_true", help="scatter and scan references against numpy")
     ap.add_argument("--covers", action="store_true", help="time Reference.covers over arrays instead")
     ap.add_argument("--xsum-wide", action="store_true", help="er.sum vs xsum on wide exponents, 10^3 .. 10^8")
     ap.add_argument("--rounds", type=int, default=15)
@@ -174,6 +222,9 @@ def main():
     args = ap.parse_args()
     if args.covers:
         covers_cases(args.rounds)
+        return 0
+    if args.scatter:
+        scatter_cases(args.rounds, np.random.default_rng(args.seed))
         return 0
     if args.xsum_wide:
         xsum_wide_cases(args.rounds, np.random.default_rng(args.seed))

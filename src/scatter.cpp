@@ -57,19 +57,38 @@ inline bool add_finite(cell& c, bool negative, std::uint64_t m, int e) noexcept 
     const int zeros = std::countr_zero(m);  // keep the exponent as high as the terms allow
     m >>= zeros;
     e += zeros;
-    u128 a = abs_of(c);
-    if (a == 0) {  // the first non-zero term (then sum = 0 too)
+    if ((c.abs_lo | c.abs_hi) == 0) {  // the first non-zero term (then sum = 0 too)
         c.exponent = e;
         store(c, u128{m}, negative ? -static_cast<i128>(m) : static_cast<i128>(m));
         return true;
     }
+    if (e >= c.exponent && e - c.exponent + std::bit_width(m) <= headroom_bits - 1) {
+        // The common case, in 64-bit halves on the cell itself (a 128-bit copy through memory stalls store
+        // forwarding): t = m·2^d < 2^125 aligned to the cell's exponent; abs += t, sum += ±t.
+        const int d = e - c.exponent;
+        const std::uint64_t t_lo = d < 64 ? m << d : 0;
+        const std::uint64_t t_hi = d == 0 ? 0 : (d < 64 ? m >> (64 - d) : m << (d - 64));
+        std::uint64_t lo;
+        const std::uint64_t carry = __builtin_add_overflow(c.abs_lo, t_lo, &lo) ? 1 : 0;
+        const std::uint64_t hi = c.abs_hi + t_hi + carry;  // < 2^127: no wrap
+        if ((hi >> (headroom_bits - 64)) != 0) return false;
+        c.abs_lo = lo;
+        c.abs_hi = hi;
+        if (!negative) {
+            const std::uint64_t k = __builtin_add_overflow(c.sum_lo, t_lo, &c.sum_lo) ? 1 : 0;
+            c.sum_hi += t_hi + k;  // two's complement: wraps exactly as the 128-bit sum does
+        } else {
+            const std::uint64_t k = __builtin_sub_overflow(c.sum_lo, t_lo, &c.sum_lo) ? 1 : 0;
+            c.sum_hi -= t_hi + k;
+        }
+        return true;
+    }
+    u128 a = abs_of(c);
     i128 s = sum_of(c);
     u128 t;
     int exponent = c.exponent;
     if (e >= c.exponent) {
-        const int d = e - c.exponent;
-        if (d + std::bit_width(m) > headroom_bits - 1) return false;
-        t = u128{m} << d;
+        return false;  // d + bitwidth(m) > 125 (the case above takes every other e >= exponent)
     } else {
         const int d = c.exponent - e;
         if (d > headroom_bits - 1 || bit_width128(a) + d > headroom_bits - 1) return false;
@@ -78,7 +97,7 @@ inline bool add_finite(cell& c, bool negative, std::uint64_t m, int e) noexcept 
         t = u128{m};
         exponent = e;
     }
-    a += t;  // a < 2^126 and t < 2^125, or both < 2^125: no wrap
+    a += t;  // a < 2^125 and t < 2^53: no wrap
     if ((a >> headroom_bits) != 0) return false;
     s += negative ? -static_cast<i128>(t) : static_cast<i128>(t);
     c.exponent = exponent;
