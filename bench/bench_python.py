@@ -21,7 +21,7 @@ Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] 
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
 er.bincount and er.segment_sum vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum; covers of both results) and
-measures the peak memory per output element (a fresh process each: ru_maxrss growth) for 10^6 segments of float32 and
+measures the peak memory per output element (a fresh process each: VmHWM growth) for 10^6 segments of float32 and
 a 10^7 float32 cumsum.
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
@@ -168,15 +168,20 @@ def covers_cases(rounds):
 
 
 _PEAK_SNIPPET = """
-import resource, sys, numpy as np, exactref as er
+import sys, numpy as np, exactref as er
+def status(key):  # bytes, from /proc/self/status (Linux)
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+    return 0
 kind, n, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = np.random.default_rng(1)
 x = rng.standard_normal(n).astype(np.float32)
 ids = rng.integers(0, m, n) if kind == "segments" else None
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+open("/proc/self/clear_refs", "w").write("5")  # resets VmHWM to the current RSS
+base = status("VmRSS:")
 r = er.segment_sum(x, ids, num_segments=m) if kind == "segments" else er.cumsum(x)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((peak - base) * 1024 / r.size)
+print((status("VmHWM:") - base) / r.size)
 """
 
 
@@ -205,7 +210,7 @@ def scatter_cases(rounds, rng):
         wall, cpu = res[label]
         print(f"  {label:36s} {size / wall / 1e6:8.2f} M elements/s (wall)")
     assert counts.covers(got_counts).all() and scan.covers(got_scan).all()
-    print("peak memory per output element (fresh process, ru_maxrss growth):")
+    print("peak memory per output element (fresh process, VmHWM growth while building it):")
     print(f"  10^6 segments of 10^7 float32 values: {peak_bytes_per_element('segments', n, 10**6):6.1f} bytes")
     print(f"  cumsum of 10^7 float32 values:         {peak_bytes_per_element('cumsum', n, 0):6.1f} bytes")
 

@@ -802,19 +802,26 @@ compact_reference_array scan(const char* fn, std::span<const T> values, const ar
     sc->terms.resize(n * sizeof(T));
     if (n != 0) std::memcpy(sc->terms.data(), values.data(), n * sizeof(T));
     sc->checkpoints.resize(sc->lines * sc->blocks);
-    running_state running;
+    running_state running;  // the slow path's state (a spilled line)
     for (std::size_t line = 0; line < sc->lines; ++line) {
         running.assign(cell{}, nullptr);
+        cell state{};  // the running state in a local, so the compiler keeps it in registers
+        const std::size_t start = sc->along_rows ? line * sc->cols : line;
+        const std::size_t stride = sc->along_rows ? 1 : sc->cols;
         for (std::size_t k = 0; k < sc->length; ++k) {
             if (k % block == 0) {
                 cell& cp = sc->checkpoints[line * sc->blocks + k / block];
-                cp = running.c;
-                if (running.c.state & cell_spilled) {
+                cp = state;
+                if (state.state & cell_spilled) {
                     sc->pairs.push_back(*running.pair);
                     cp.sum_lo = sc->pairs.size() - 1;
                 }
             }
-            running.add(tr::to_bits(values[sc->index_of(line, k)]), tr::info);
+            const std::uint64_t bits = tr::to_bits(values[start + k * stride]);
+            if ((state.state & cell_spilled) == 0 && try_add(state, bits, tr::info)) continue;
+            running.c = state;  // an Inf, a NaN, a span too wide, or a spilled line: the pair takes it
+            running.add(bits, tr::info);
+            state = running.c;
         }
     }
     compact_reference_array out;
