@@ -29,6 +29,7 @@ from ._products import dot, matmul
 from ._reference import Reference, ReferenceArray
 from ._standards import Standard, standard, structures as _structures
 from . import testing
+from .testing import VacuousCheckWarning
 
 __version__ = "0.1.0"
 
@@ -37,7 +38,7 @@ Sensitivity = _core.Sensitivity
 
 __all__ = [
     "Reference", "ReferenceArray", "Sensitivity", "Standard", "Verdict", "asarray", "dot", "fold_sum", "kahan_sum", "matmul",
-    "pairwise_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
+    "pairwise_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error", "VacuousCheckWarning",
 ]
 
 del annotations  # the name the __future__ import binds; `from exactref import *` and dir(er) show the API only
