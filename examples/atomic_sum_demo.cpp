@@ -110,6 +110,14 @@ std::string cli_command(const char* argv0) {
     return "exactref";
 }
 
+/// After a suggested CLI command line: how to get the CLI when it is not beside the demo (the demo preset builds
+/// no CLI, so "exactref" names a command the user does not have yet). Empty when it was found.
+std::string cli_note(const char* argv0) {
+    if (cli_command(argv0) != "exactref") return "";
+    return "    (the CLI is not part of `make demo`: `make build` builds it, or only it: `cmake --preset default && "
+           "cmake --build build/default --target exactref_cli`; it is then build/default/apps/exactref)\n";
+}
+
 /// Re-checks a verdict with the superaccumulator alone, one-sidedly, as a check on covers(): |r - s| is computed
 /// exactly and compared with the verdict's bound, a binary64 rounded upward from the exact bound B (so bound >= B).
 /// A covered run must have |r - s| <= bound; a run above the bound must therefore be rejected.
@@ -292,7 +300,8 @@ void part_b(const exactref::demo::options& opt, const char* argv0, self_checks& 
     const auto results = judge_atomic_runs(xs, ref, opt.runs, opt.threads, checks, "part B");
     std::cout << "\n  check a run by hand with the CLI (exit status 0: covered):\n"
               << "    " << cli_command(argv0) << " covers " << shell_quote(file.string()) << ' ' << hex(results.front())
-              << " --dtype float32\n";
+              << " --dtype float32\n"
+              << cli_note(argv0);
 }
 
 // ---- Part C ---------------------------------------------------------------------------------------------------------
@@ -407,7 +416,8 @@ void part_c(std::span<const float> xs, const exactref::demo::options& opt, const
         std::cout << "  the CLI agrees on a rejected run (exit status 1: not covered):\n"
                   << "    " << cli_command(argv0) << " covers "
                   << shell_quote(fs::absolute(opt.input).lexically_normal().string())
-                  << ' ' << hex(rejected_example) << " --dtype float32\n";
+                  << ' ' << hex(rejected_example) << " --dtype float32\n"
+                  << cli_note(argv0);
     }
 }
 
@@ -565,7 +575,8 @@ void part_d(std::span<const float> xs, const exactref::demo::options& opt, const
                   << "    " << cli_command(argv0) << " covers " << file << ' ' << hex(example) << " --dtype float32\n"
                   << "  and the kernel's structured standard does not (exit status 1):\n"
                   << "    " << cli_command(argv0) << " covers " << file << ' ' << hex(example)
-                  << " --dtype float32 --standard " << structure.name() << '\n';
+                  << " --dtype float32 --standard " << structure.name() << '\n'
+                  << cli_note(argv0);
     }
 }
 

@@ -401,6 +401,14 @@ bool is_nan_bits(const format_info& f, std::uint64_t bits) { return decode_bits(
 // The decision for one result; with details, the verdict's strings and display numbers too.
 verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool details);
 
+// Six significant digits, for messages.
+std::string format_double(double x) {
+    std::ostringstream os;
+    os.precision(6);
+    os << x;
+    return os.str();
+}
+
 // When a check is vacuous, a tighter standard or a smaller n that would see something.
 std::string vacuity_advice(const prepared_reference& p) {
     const reference& ref = *p.ref;
@@ -408,8 +416,18 @@ std::string vacuity_advice(const prepared_reference& p) {
     std::string out = "no lost or doubled part of the terms can be seen (B >= " +
                       std::string(ref.is_dot ? "T = Σ|x_i·y_i|" : "S = Σ|x_i|") + "), not even a result of 0: ";
     const std::vector<level>& lv = p.model.levels;
-    if (!p.model.structured && !p.model.directed && lv.size() == 1 && lv[0].order == level_order::any &&
-        acc.precision < 64) {
+    if (p.model.ftz && p.bound.finite && p.bound.additive >= to_mpq(ref.abs_sum)) {
+        // The flush-to-zero term alone reaches S: the cause is the terms' size against 2^emin, not n or the order.
+        return out + "under ftz: the flush-to-zero term n·2^emin + (n-1)·(1+γ)·2^emin = " +
+               format_double(to_double(p.bound.additive, rounding::upward)) + " (2^emin = 2^" +
+               std::to_string(acc.emin) + " in " + std::string(acc.name) + ") alone is at least S = " +
+               format_double(ref.abs_sum.round<double>(rounding::upward)) +
+               ": the terms are too small against 2^emin for a flush-to-zero check to see any of them; judge "
+               "data whose terms lie well above 2^emin (scaled by a power of two), or judge without ftz: when the "
+               "hardware keeps subnormals";
+    }
+    if (!p.model.structured && !p.model.directed && !p.model.ftz && lv.size() == 1 &&
+        lv[0].order == level_order::any && acc.precision < 64) {
         // (n-1)·u >= 1 from n - 1 >= 2^p on.
         out += "any_order in " + std::string(acc.name) + " is vacuous from n = " +
                std::to_string((std::uint64_t{1} << acc.precision) + 1) + " on; ";
@@ -553,13 +571,6 @@ verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool d
     v.ulps = to_double(err / pow2(p.ulp_exponent), rounding::to_nearest_even);
     if (details) v.error_exact = dyadic_decimal(err);
     return v;
-}
-
-std::string format_double(double x) {
-    std::ostringstream os;
-    os.precision(6);
-    os << x;
-    return os.str();
 }
 
 // ---- covers() over arrays: the binary64 filter first, the exact decision where it cannot decide ----------------
@@ -1175,7 +1186,8 @@ decision decide_bits(const format_info& result_format, std::uint64_t result_bits
     return {v.covered, v.error, v.ratio, v.ulps};
 }
 
-std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref) {
+std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
+                                  bool any_zero_sign) {
     std::vector<standard> candidates{exact(), faithful()};
     const std::uint64_t n = ref.count;
     candidates.push_back(tree(ceil_log2(n)));  // the shallowest tree
@@ -1190,7 +1202,8 @@ std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_
         candidates.push_back(directed(parse_standard(b.structure)));
     }
     std::vector<std::pair<verdict, mpq_class>> judged;
-    for (const standard& m : candidates) {
+    for (standard& m : candidates) {
+        m.any_zero_sign = any_zero_sign;
         prepared_reference p;
         try {
             p = prepare(ref, m, result_format);
@@ -1243,7 +1256,11 @@ std::optional<dtype> suggest_narrower_format(const format_info& result_format, s
         } catch (const std::invalid_argument&) {
             continue;  // a standard that does not apply in N
         }
-        const double rounding_of_terms = in_n.abs_sum.round<double>(rounding::upward) * std::ldexp(1.0, -n->precision);
+        // Condition 3: the check in N could see a lost term (B_N + u_N·S < S): a hint towards a vacuous check
+        // would trade a rejection for a verdict that covers everything, 0 included.
+        const double abs_sum = in_n.abs_sum.round<double>(rounding::upward);
+        const double rounding_of_terms = abs_sum * std::ldexp(1.0, -n->precision);
+        if (v.vacuous || !(v.bound + rounding_of_terms < abs_sum)) continue;
         if (v.covered || std::fabs(v.error) <= v.bound + rounding_of_terms) return n->id;
     }
     return std::nullopt;

@@ -365,6 +365,7 @@ public:
             std::string_view b(block_.data(), got);
             if (bytes_ == 0 && b.starts_with(utf8_bom)) b.remove_prefix(utf8_bom.size());
             bytes_ += got;
+            if (!b.empty()) last_byte_ = b.back();
             scan(b, out);
             if (got < block_.size() || !in_) {
                 // read() stops at the end (eofbit, with failbit) or on a failure: badbit (a read error) or failbit
@@ -372,6 +373,7 @@ public:
                 if (in_.bad() || !in_.eof()) throw_stream_failure(in_, source_, "after line " + std::to_string(line_));
                 if (!token_.empty()) end_token(token_, out);
                 ended_ = true;
+                report_.lines = line_ - 1 + (last_byte_ == '\n' || last_byte_ == '\r' ? 0 : 1);
             }
         }
         return true;
@@ -500,6 +502,7 @@ private:
     std::string token_;                // a token split across two reads
     std::uint64_t line_ = 1;           // the line being read, 1-based
     bool comment_ = false;             // the rest of this line is a comment or a skipped row
+    char last_byte_ = '\n';            // the input's last byte so far ('\n' before any: no line begun)
     bool pending_cr_ = false;          // the last read ended with '\r': a '\n' next is part of that line end
     bool ended_ = false;
     std::uint64_t bytes_ = 0, values_ = 0;

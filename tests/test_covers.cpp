@@ -705,3 +705,78 @@ TEST(NarrowerFormatHint, Float32SumJudgedAsFloat64) {
                                                 exactref::any_order()),
               std::nullopt);  // covered as float32: no hint
 }
+
+// Never a hint towards a vacuous check: 10000 float32 terms judged as float32 reject a float16 value 64 away from
+// s; any_order read in float16 covers it, but only because it covers everything there ((n-1)·2^-11 > 1: B >= S, 0
+// covered too). Such a reading cannot have computed the result any better than it can see it: no hint.
+TEST(NarrowerFormatHint, NeverTowardsAFormatWhereTheCheckIsVacuous) {
+    constexpr unsigned seed = 5;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const std::vector<float> xs = gaussian_floats(10000, seed);
+    const reference ref = sum(xs);
+    const float wrong = static_cast<float>(static_cast<double>(static_cast<float>(ref.nearest<float16>())) + 64.0);
+    ASSERT_EQ(static_cast<float>(float16(wrong)), wrong) << "the planted result is a float16 value";
+    const std::uint64_t bits = std::bit_cast<std::uint32_t>(wrong);
+    ASSERT_FALSE(covers_bits(binary32_info, bits, ref, any_order()).covered);
+    reference in16 = ref;  // the reading in float16 that suggest_narrower_format judges
+    in16.term_format = dtype::float16;
+    const verdict read16 = covers_bits(binary16_info, std::bit_cast<std::uint16_t>(float16(wrong)), in16, any_order());
+    ASSERT_TRUE(read16.covered && read16.vacuous) << "the premise: float16's any_order covers it vacuously";
+    EXPECT_EQ(suggest_narrower_format(binary32_info, bits, ref, any_order()), std::nullopt);
+    // With few enough terms that float16's any_order sees something, the same kind of result gets its hint.
+    const std::vector<float> few(xs.begin(), xs.begin() + 100);
+    const reference ref100 = sum(few);
+    const float fold100 = static_cast<float>(float16(fold(few, 0, few.size())));
+    const std::uint64_t bits100 = std::bit_cast<std::uint32_t>(fold100);
+    ASSERT_FALSE(covers_bits(binary32_info, bits100, ref100, any_order()).covered) << "float16's rounding is seen";
+    EXPECT_EQ(suggest_narrower_format(binary32_info, bits100, ref100, any_order()),
+              std::optional<dtype>(dtype::float16));
+}
+
+// explain(result, ref, any_zero_sign): the option reaches every candidate. The sum of -0.0 terms is -0.0; +0.0 (the
+// answer of a fold that starts from +0.0, as numpy's) is rejected by exact and faithful unless either sign is taken.
+TEST(Explain, AnyZeroSignAppliesToEveryCandidate) {
+    const reference ref = sum(std::vector<double>(5, -0.0));
+    auto covered_by = [](const std::vector<verdict>& list, const std::string& name) {
+        for (const verdict& v : list)
+            if (v.standard == name) return v.covered;
+        ADD_FAILURE() << name << " is not among the candidates";
+        return false;
+    };
+    const std::vector<verdict> plain = explain(0.0, ref);
+    EXPECT_FALSE(covered_by(plain, "exact"));
+    EXPECT_FALSE(covered_by(plain, "faithful"));
+    const std::vector<verdict> either = explain(0.0, ref, true);
+    for (const verdict& v : either) {
+        SCOPED_TRACE(v.standard);
+        EXPECT_TRUE(v.covered) << "+0.0 for a sum of -0.0 terms, either sign allowed";
+    }
+    EXPECT_EQ(either.front().standard, "exact");
+    EXPECT_FALSE(explain(0x1p-1074, ref, true).front().covered) << "only a zero: a subnormal stays rejected";
+}
+
+// A vacuous check says so in the matcher's explanation, on success (seen under ::testing::Not) and on failure.
+TEST(Matcher, AVacuousCheckSaysSoInTheExplanation) {
+    const reference ref = sum(std::vector<float16>(3000, float16(0.5f)));  // any_order: B = 2196.5 >= S = 1500
+    ::testing::StringMatchResultListener listener;
+    EXPECT_TRUE(::testing::ExplainMatchResult(Covers(ref), float16(0.0f), &listener));
+    EXPECT_THAT(listener.str(), ::testing::HasSubstr("(vacuous: no lost or doubled part of the terms can be seen"));
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(float16(0.0f), ::testing::Not(Covers(ref))), "(vacuous: ");
+    const std::vector<float16> runs{float16(0.0f), float16(1500.0f)};
+    EXPECT_NONFATAL_FAILURE(EXPECT_THAT(runs, ::testing::Not(CoversAll(ref))), "(vacuous: ");
+    // Not vacuous: no note.
+    ::testing::StringMatchResultListener tight;
+    EXPECT_FALSE(::testing::ExplainMatchResult(Covers(ref, parse_standard("tree:12")), float16(0.0f), &tight));
+    EXPECT_THAT(tight.str(), ::testing::Not(::testing::HasSubstr("vacuous:")));
+}
+
+// ftz: on terms far below 2^emin the absolute flush-to-zero term alone reaches S: the advice names it, not a count
+// of terms from which the relative part would be vacuous (2^53 + 1 for float64, far beyond these 1000 terms).
+TEST(Vacuity, FtzAdviceNamesTheFlushToZeroTerm) {
+    const reference ref = sum(std::vector<double>(1000, 1e-310));
+    const verdict v = covers(0.0, ref, ftz(any_order()));
+    EXPECT_TRUE(v.vacuous);
+    EXPECT_THAT(v.advice, ::testing::HasSubstr("the flush-to-zero term n·2^emin"));
+    EXPECT_THAT(v.advice, ::testing::HasSubstr("2^emin = 2^-1022 in float64"));
+    EXPECT_THAT(v.advice, ::testing::Not(::testing::HasSubstr("vacuous from n =")));
+}

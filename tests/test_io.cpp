@@ -1214,6 +1214,7 @@ TEST(ArrayReader, ChunksSkipRowsAndRangeReport) {
     EXPECT_EQ(reader.report().first_overflow_line, 2u);
     EXPECT_EQ(reader.report().underflowed, 1u);  // 1e-400; "0" and "0e9" are zeros, not underflows
     EXPECT_EQ(reader.report().first_underflow_line, 3u);
+    EXPECT_EQ(reader.report().lines, 3 + 2 * exactref::array_reader::chunk_values + 10);
     try {
         exactref::array_reader header(path.string(), exactref::dtype::float64, false);
         while (header.next(chunk)) {
@@ -1223,6 +1224,27 @@ TEST(ArrayReader, ChunksSkipRowsAndRangeReport) {
         EXPECT_EQ(e.line, 1u);
         EXPECT_EQ(e.values_read, 0u);
         EXPECT_NE(std::string(e.what()).find(":1: not a number: 'x'"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+}
+
+// parse_report::lines counts every line, a last one without its line end and "\r\n" as one line included, so that
+// skip_rows >= lines says the skipped rows were the whole input (the CLI's warning).
+TEST(ArrayReader, ReportCountsLines) {
+    const std::filesystem::path path = std::filesystem::temp_directory_path() / "exactref_test_lines.txt";
+    for (const auto& [text, lines] : std::vector<std::pair<std::string, std::uint64_t>>{
+             {"", 0}, {"\n", 1}, {"1", 1}, {"1\n2\n3\n", 3}, {"1\r\n2\r3", 3}, {"# c\n\n4", 3}}) {
+        SCOPED_TRACE(text);
+        {
+            std::ofstream out(path, std::ios::binary);
+            out << text;
+        }
+        exactref::array_reader reader(path.string(), exactref::dtype::float64, false, {5});
+        exactref::data_array chunk;
+        while (reader.next(chunk)) {
+        }
+        EXPECT_EQ(reader.report().lines, lines);
+        EXPECT_EQ(reader.values_read(), 0u) << "every line skipped";
     }
     std::filesystem::remove(path);
 }

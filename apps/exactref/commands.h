@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exactref/format.h"
@@ -50,9 +51,15 @@ struct input_options {
     CLI::Option* dtype_option = nullptr;  // set by add_input_options; counts whether --dtype was given
 };
 
-/// Adds FILE (positional, required), --dtype and --json to `command`, storing into `options` (which must outlive
-/// the app: keep it in a std::shared_ptr captured by the callback).
-void add_input_options(CLI::App& command, input_options& options);
+/// The count of --skip-rows: a decimal 0 .. 2^64 - 1 (blanks around it ignored). Throws CLI::ValidationError (a usage
+/// error) for a negative or malformed count ("--skip-rows takes a non-negative count ...") and one past 2^64 - 1
+/// ("too large").
+std::uint64_t parse_skip_rows(std::string_view text);
+
+/// Adds FILE (positional, required), --dtype, --json and --skip-rows to `command`, storing into `options` (which must
+/// outlive the app: keep it in a std::shared_ptr captured by the callback). judges_results: --dtype's help says it is
+/// the results' format too (covers).
+void add_input_options(CLI::App& command, input_options& options, bool judges_results = false);
 
 /// An array read from FILE and its element format.
 struct loaded_input {
@@ -77,8 +84,11 @@ struct streamed_reference {
 streamed_reference stream_reference(const input_options& options, const std::vector<standard>& structures = {});
 
 /// Warns on stderr ("exactref: warning: ...") about numbers that overflowed to ±inf or underflowed to ±0 when parsed
-/// into format f: how many, the first line, what to check.
-void warn_parse_report(const parse_report& report, const format_info& f, const std::string& source);
+/// into format f: how many, the first line, what to check; and, with skip_rows > 0, when the skipped rows were every
+/// line of the text ("--skip-rows 5 skipped all 3 lines of data.txt"). counted_by names what the report's first_*_line
+/// counts: "line" (a file), or "RESULT" for numbers given as arguments ("the first is RESULT 2").
+void warn_parse_report(const parse_report& report, const format_info& f, const std::string& source,
+                       std::uint64_t skip_rows = 0, std::string_view counted_by = "line");
 
 /// The exact reference of the whole array (superaccumulator; exact, deterministic), with the data-dependent bounds
 /// of the structured standards in `structures` (standard.h, "levels:..."; one more pass over the data each, which

@@ -3,9 +3,10 @@
 #include <unistd.h>  // isatty: the progress line only on a terminal
 
 #include <algorithm>
-#include <charconv>  // std::to_chars
+#include <charconv>  // std::to_chars, std::from_chars
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <set>
 #include <span>
 #include <string>
@@ -30,16 +31,41 @@ std::string as_given(const std::string& argument) {
 void set_exit_status(int s) noexcept { status = s; }
 int exit_status() noexcept { return status; }
 
-void add_input_options(CLI::App& command, input_options& options) {
+void add_input_options(CLI::App& command, input_options& options, bool judges_results) {
     command.add_option("FILE", options.file, "input: .npy (float16/32/64, C order) or text; '-' reads stdin")
         ->required();
     options.dtype_option =
         command.add_option("--dtype", options.dtype_name,
-                           "format of the data and results: float64 (default), float32, float16, bfloat16; "
-                           "a .npy file's own dtype when not given");
+                           std::string(judges_results ? "format of the data and of the results"
+                                                      : "format the data is read into") +
+                               ": float64 (default for text), float32, float16, bfloat16; a .npy file's own dtype "
+                               "when not given")
+            ->type_name("D");
     command.add_flag("--json", options.json, "print one JSON object instead of text");
-    command.add_option("--skip-rows", options.skip_rows,
-                        "text input: pass over the first N lines unread (a CSV header: --skip-rows 1)");
+    // Read as text and checked here: CLI11 reads "-1" into an unsigned count as 2^64 - 1 (skipping everything), and
+    // a count past 2^64 - 1 deserves "too large", not a conversion error.
+    command.add_option_function<std::string>(
+        "--skip-rows", [&options](const std::string& text) { options.skip_rows = parse_skip_rows(as_given(text)); },
+        "text input: pass over the first N lines unread (a CSV header: --skip-rows 1)")
+        ->type_name("N");
+}
+
+std::uint64_t parse_skip_rows(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    const std::string shown(text);
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const bool whole = end == text.data() + text.size() && !text.empty();
+    if (whole && ec == std::errc::result_out_of_range)
+        throw CLI::ValidationError("--skip-rows " + shown + " is too large (at most 2^64 - 1 = " +
+                                       std::to_string(std::numeric_limits<std::uint64_t>::max()) + " lines)",
+                                   CLI::ExitCodes::ValidationError);
+    if (!whole || ec != std::errc{})
+        throw CLI::ValidationError("--skip-rows takes a non-negative count of lines, not '" + shown +
+                                       "' (a CSV header: --skip-rows 1)",
+                                   CLI::ExitCodes::ValidationError);
+    return value;
 }
 
 namespace {
@@ -95,17 +121,26 @@ private:
 
 }  // namespace
 
-void warn_parse_report(const parse_report& report, const format_info& f, const std::string& source) {
+void warn_parse_report(const parse_report& report, const format_info& f, const std::string& source,
+                       std::uint64_t skip_rows, std::string_view counted_by) {
     const std::string where = source == "-" ? "<stdin>" : source;
+    const auto first = [counted_by](std::uint64_t k) {
+        return std::string(counted_by == "line" ? "the first on line " : "the first is ") +
+               (counted_by == "line" ? "" : std::string(counted_by) + " ") + std::to_string(k);
+    };
+    if (skip_rows > 0 && skip_rows >= report.lines)
+        std::cerr << "exactref: warning: --skip-rows " << skip_rows << " skipped all " << report.lines << " line"
+                  << (report.lines == 1 ? "" : "s") << " of " << where
+                  << ": no number was read (n = 0); is the count right?\n";
     if (report.overflowed > 0)
         std::cerr << "exactref: warning: " << report.overflowed << " finite number" << (report.overflowed == 1 ? "" : "s")
-                  << " in " << where << " overflowed to +-inf in " << f.name << " (the first on line "
-                  << report.first_overflow_line << "): they lie beyond " << f.name
+                  << " in " << where << " overflowed to +-inf in " << f.name << " ("
+                  << first(report.first_overflow_line) << "): they lie beyond " << f.name
                   << "'s largest value; is --dtype right?\n";
     if (report.underflowed > 0)
         std::cerr << "exactref: warning: " << report.underflowed << " non-zero number"
                   << (report.underflowed == 1 ? "" : "s") << " in " << where << " underflowed to 0 in " << f.name
-                  << " (the first on line " << report.first_underflow_line << "): they lie below half of " << f.name
+                  << " (" << first(report.first_underflow_line) << "): they lie below half of " << f.name
                   << "'s smallest subnormal; is --dtype right?\n";
 }
 
@@ -119,7 +154,7 @@ loaded_input load_input(const input_options& options) {
         rethrow_with_advice(e);
     }
     in.format = &info(in.data.type());
-    warn_parse_report(report, *in.format, as_given(options.file));
+    warn_parse_report(report, *in.format, as_given(options.file), options.skip_rows);
     return in;
 }
 
@@ -147,7 +182,7 @@ streamed_reference stream_reference(const input_options& options, const std::vec
             progress.update();
         }
         total.cache_enclosures();
-        warn_parse_report(reader.report(), *out.format, as_given(options.file));
+        warn_parse_report(reader.report(), *out.format, as_given(options.file), options.skip_rows);
         return out;
     } catch (const text_parse_error& e) {
         rethrow_with_advice(e);

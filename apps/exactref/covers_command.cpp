@@ -11,7 +11,9 @@
 // and with --explain, per RESULT, every candidate standard of exactref::explain (covering ones first, tightest
 // first). A vacuous check (B >= S: it cannot see any lost or doubled part of the terms) is marked on each line and
 // warned about once on stderr with the library's advice; the exit status still follows the verdicts.
-// --results FILE adds the results in FILE (text or .npy, parsed like data in the result format). A rejected result
+// --results FILE adds the results in FILE (text or .npy, parsed like data in the result format); a FILE with no
+// numbers, or FILE and --results both '-', is a usage error. RESULT arguments that overflow or underflow when parsed
+// are warned about as numbers in a file are (warn_parse_report, counted by argument). A rejected result
 // that is a value of a narrower format and lies within the standard read in that format gets a hint on stderr
 // (exactref::suggest_narrower_format; the verdict and the exit status are not changed).
 // JSON keys (contract): covered (all of them), verdicts (list of {result, covered, error, bound, ulps}); also
@@ -23,12 +25,14 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>  // std::tolower
 #include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commands.h"
@@ -76,10 +80,21 @@ std::string sees_line(const exactref::verdict& v) {
 
 /// The results of --results FILE as raw bits of the result format: parsed like data (array_reader: text in the
 /// result format, or a .npy of that dtype), in chunks; the bits are kept, 8 bytes a result.
-std::vector<std::uint64_t> results_from_file(const covers_options& options, const exactref::format_info& f) {
+/// `format_from` says where the result format came from, for the message when a .npy FILE holds another dtype.
+std::vector<std::uint64_t> results_from_file(const covers_options& options, const exactref::format_info& f,
+                                             const std::string& format_from) {
     std::vector<std::uint64_t> bits;
+    const std::string path = exactref::cli::as_given(options.results_file);
+    const std::string where = path == "-" ? "<stdin>" : path;
     try {
-        exactref::array_reader reader(exactref::cli::as_given(options.results_file), f.id, true);
+        // The file's own dtype first (a bfloat16 '<V2' file only reads as bfloat16 when asked for), so that a
+        // mismatch names where the result format came from rather than a --dtype the user may not have given.
+        exactref::array_reader reader(path, f.id, f.id == exactref::dtype::bfloat16);
+        if (reader.type() != f.id)
+            throw std::invalid_argument(where + " holds " + std::string(exactref::info(reader.type()).name) +
+                                        " values, but the results are judged in " + std::string(f.name) + " (" +
+                                        format_from + "): save the results as " + std::string(f.name) +
+                                        " or as text, or give the format they were computed in");
         exactref::data_array chunk;
         while (reader.next(chunk))
             std::visit(
@@ -91,7 +106,42 @@ std::vector<std::uint64_t> results_from_file(const covers_options& options, cons
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(std::string("--results: ") + e.what());
     }
+    if (bits.empty())
+        throw std::invalid_argument("--results: no results to judge in " + where +
+                                    " (it holds no numbers): put one computed sum per line (text, '#' comments "
+                                    "allowed) or save them as a .npy, or give them as RESULT arguments");
     return bits;
+}
+
+/// True when the text of a number (as parse_number_bits takes it) has a non-zero digit in its significand: a
+/// result of 0 from such a text underflowed.
+bool has_nonzero_significand(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '+' || text.front() == '-')) text.remove_prefix(1);
+    const bool hex = text.size() > 1 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    if (hex) text.remove_prefix(2);
+    for (const char c : text) {
+        if (c == (hex ? 'p' : 'e') || c == (hex ? 'P' : 'E')) break;
+        if ((c >= '1' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))) return true;
+    }
+    return false;
+}
+
+/// What parsing changed about the RESULT arguments (the warning --results FILE gets, counted by argument): a
+/// finite number that became ±inf, a non-zero one that became ±0.
+exactref::parse_report report_of_arguments(const std::vector<std::string>& texts,
+                                           const std::vector<std::uint64_t>& bits, const exactref::format_info& f) {
+    exactref::parse_report report;
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+        const exactref::decoded d = exactref::decode_bits(f, bits[i]);
+        std::string lower;
+        for (const char c : texts[i]) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        if (d.is_inf && lower.find("inf") == std::string::npos && ++report.overflowed == 1)
+            report.first_overflow_line = i + 1;
+        if (!d.is_inf && !d.is_nan && d.significand == 0 && has_nonzero_significand(texts[i]) &&
+            ++report.underflowed == 1)
+            report.first_underflow_line = i + 1;
+    }
+    return report;
 }
 
 /// "hint: ..." on stderr when a rejected result looks computed in a narrower format (suggest_narrower_format).
@@ -115,6 +165,10 @@ void run_covers(const covers_options& options) {
     model.any_zero_sign = options.any_zero_sign;
     if (options.results.empty() && options.results_file.empty())
         throw CLI::RequiredError("RESULT (or --results FILE)");
+    if (cli::as_given(options.input.file) == "-" && cli::as_given(options.results_file) == "-")
+        throw CLI::ValidationError("only one of FILE and --results can be '-' (standard input is read once, for "
+                                   "one of them): save the data or the results to a file",
+                                   CLI::ExitCodes::ValidationError);
 
     // A structured standard's bound comes from the data's group sums: the reference is built with it (from the
     // whole array); every other standard streams the data.
@@ -135,8 +189,17 @@ void run_covers(const covers_options& options) {
             throw std::invalid_argument("RESULT " + std::to_string(result_bits.size() + 1) + ": " + e.what());
         }
     }
+    cli::warn_parse_report(report_of_arguments(options.results, result_bits, result_format), result_format,
+                           "the RESULT arguments", 0, "RESULT");
     if (!options.results_file.empty()) {
-        for (const std::uint64_t bits : results_from_file(options, result_format)) {
+        const std::string format_from =
+            model.is_mixed() && model.output ? "the output format of --standard " + model.name()
+            : options.input.dtype_option != nullptr && options.input.dtype_option->count() > 0
+                ? "--dtype " + std::string(result_format.name)
+                : "the format of the data in " + (cli::as_given(options.input.file) == "-"
+                                                      ? std::string("<stdin>")
+                                                      : cli::as_given(options.input.file));
+        for (const std::uint64_t bits : results_from_file(options, result_format, format_from)) {
             result_bits.push_back(bits);
             inputs.push_back(exactref::to_shortest_string(result_format, bits));
         }
@@ -152,7 +215,8 @@ void run_covers(const covers_options& options) {
         all_covered = all_covered && verdicts.back().covered;
         hints.push_back(verdicts.back().covered ? std::nullopt
                                                 : hint_for(result_format, bits, ref, model, inputs[i]));
-        if (options.explain) explained.push_back(exactref::explain_bits(result_format, bits, ref));
+        if (options.explain)
+            explained.push_back(exactref::explain_bits(result_format, bits, ref, options.any_zero_sign));
     }
     cli::set_exit_status(all_covered ? cli::exit_ok : cli::exit_not_covered);
     // Vacuity depends on the reference and the standard, not on the result: one warning for the run.
@@ -221,9 +285,10 @@ void run_covers(const covers_options& options) {
                    v.vacuous ? "  [vacuous]" : "");
     }
     for (std::size_t i = 0; i < explained.size(); ++i) {
-        fmt::print("explain   {} ({}): every standard, covering ones first, tightest first\n",
+        fmt::print("explain   {} ({}): every standard{}, covering ones first, tightest first\n",
                    exactref::to_shortest_string(result_format, result_bits[i]),
-                   exactref::to_hex_string(result_format, result_bits[i]));
+                   exactref::to_hex_string(result_format, result_bits[i]),
+                   options.any_zero_sign ? " with --any-zero-sign" : "");
         for (const exactref::verdict& e : explained[i])
             fmt::print("  {:<32} {:<12} ratio {:<10} bound {}{}\n", e.standard, e.covered ? "COVERED" : "NOT COVERED",
                        shown(e.ratio, false, 3), shown(e.bound, false, 6), e.vacuous ? "  [vacuous]" : "");
@@ -236,14 +301,16 @@ void run_covers(const covers_options& options) {
 void register_covers(CLI::App& app) {
     auto options = std::make_shared<covers_options>();
     CLI::App* command = app.add_subcommand(
-        "covers", "is each RESULT within the error model (--standard) of the exact sum of FILE? exit 0 when all are");
-    exactref::cli::add_input_options(*command, options->input);
+        "covers", "judges computed sums: is each RESULT (and each number in --results FILE) within the error model "
+                  "--standard of the exact sum of FILE? Exit status 0 when every one is covered, 1 when one is not");
+    exactref::cli::add_input_options(*command, options->input, true);
     command->add_option("RESULT", options->results,
-                        "computed sums to judge: decimal, C99 hex float (0x1.e9ab46p+4), inf or nan; each is rounded "
-                        "once into the dtype");
+                        "computed sums to judge (or --results FILE): decimal, C99 hex float (0x1.e9ab46p+4), inf "
+                        "or nan; each is rounded once into the dtype");
     command->add_option("--results", options->results_file,
-                        "FILE: more results to judge, read like the data (text or .npy, '-' for stdin) in the result "
-                        "format; after the RESULTs given on the command line");
+                        "more results to judge, read like the data (text or .npy, '-' for stdin) in the result "
+                        "format; after the RESULTs given on the command line")
+        ->type_name("FILE");
     command->add_option("--standard", options->standard_name,
                         "error model: any_order (default), exact, faithful, tree:H, split_k:S, split_k:S:pairwise, "
                         "levels:L1,...,Lm (the kernel's structure, e.g. levels:fold/4,any: its bound comes from the "

@@ -1,8 +1,9 @@
 // exactref — the command-line face of the library (shared/DESIGN.md §6, docs/cli.md).
 //
-//   exactref sum    [--dtype D] [--json] FILE|-
-//   exactref covers [--dtype D] [--json] [--standard S] [--explain] FILE|- RESULT...
-//   exactref ulp    [--dtype D] [--json] FILE|-
+//   exactref sum    [--dtype D] [--json] [--skip-rows N] FILE|-
+//   exactref covers [--dtype D] [--json] [--skip-rows N] [--standard S] [--any-zero-sign] [--explain]
+//                   FILE|- [RESULT...] [--results FILE|-]
+//   exactref ulp    [--dtype D] [--json] [--skip-rows N] FILE|-
 //   exactref --help | --version      (--version: the CMake project's version, given as EXACTREF_VERSION)
 //
 // Exit status: 0 success (every result covered), 1 some result not covered, 2 bad input or usage, 3 internal error.
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
     CLI::App app{"exactref: exact sums of floating-point data and the error models their computed results must meet",
                  "exactref"};
     app.require_subcommand(1);
-    app.footer("Exit status: 0 success (all covered), 1 some result not covered, 2 bad input or usage.\n"
+    app.footer("Exit status: 0 success (covers: every result covered), 1 covers: some result not covered, 2 bad "
+               "input or usage.\n"
                "Documentation: docs/cli.md");
     // Usage errors in the same form as every other error: "exactref: error: WHAT", then where to look.
     app.failure_message([](const CLI::App* failed, const CLI::Error& e) {

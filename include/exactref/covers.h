@@ -92,10 +92,13 @@ verdict covers(T result, const reference& ref);  // any_order()
 /// for s = 2, 4, ..., 256 (s < n), any_order, directed:any_order, mixed:float32:OUT for 16-bit results, and every
 /// structured standard the reference was built with (reference::structures) — the ones that cover the result first,
 /// tightest (smallest bound, exact and faithful before any bound) first, then the ones that reject it by ratio.
-std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref);
+/// any_zero_sign is set on every candidate (standard::any_zero_sign: exact and faithful take either sign of an exact
+/// zero; bound standards take -0.0 whenever 0 is within the bound), as covers() with that option would judge.
+std::vector<verdict> explain_bits(const format_info& result_format, std::uint64_t result_bits, const reference& ref,
+                                  bool any_zero_sign = false);
 template <floating_format T>
-std::vector<verdict> explain(T result, const reference& ref) {
-    return explain_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref);
+std::vector<verdict> explain(T result, const reference& ref, bool any_zero_sign = false) {
+    return explain_bits(format_traits<T>::info, format_traits<T>::to_bits(result), ref, any_zero_sign);
 }
 
 /// A hint, never a verdict: the narrower format a rejected result looks computed in. A float32 sum judged as float64
@@ -110,6 +113,9 @@ std::vector<verdict> explain(T result, const reference& ref) {
 ///      B_N is model's bound with results and terms in N (a non-bound model, exact or faithful, reads as any_order)
 ///      and u_N·S bounds how far rounding every term into N moves s (|RN_N(x) - x| <= u_N·|x|). Decided on the
 ///      verdict's binary64 numbers: a hint may err by a rounding, a verdict never does.
+///   3. that reading could see a lost term: B_N + u_N·S < S (not vacuous). A format in which the check covers
+///      everything, 0 included (any_order in float16 from n = 2049 on), is never suggested: it would trade a
+///      rejection for a verdict that says nothing.
 /// Nothing for a covered result, a mixed standard (its output format is given), NaN, Inf or zero.
 ///   covers_bits(binary64_info, bits_of_float32_sum, ref64, any_order()).covered   // false, ratio 6080
 ///   suggest_narrower_format(binary64_info, bits_of_float32_sum, ref64, any_order()) // -> dtype::float32

@@ -25,6 +25,10 @@
 // message ("could not be judged: ..."), and also records one test failure of its own: an input that cannot be judged
 // fails the test under ::testing::Not() as well, instead of passing as "not covered".
 //
+// A vacuous check (verdict::vacuous: B >= S, it cannot see a lost or doubled term, not even a result of 0) starts
+// the explanation with "(vacuous: <advice>)", so that a passing EXPECT_THAT under ::testing::Not() or a failure
+// message shows it; for CoversAll, when the worst element's check is vacuous.
+//
 // float16 and bfloat16 values print in failure messages as "1.75 (float16 0x1.cp+0)" (shortest decimal that reads
 // back, and the exact hex; io.h) instead of their raw bytes.
 #pragma once
@@ -100,6 +104,10 @@ inline bool report_error(const char* matcher, const std::exception& e, ::testing
     return false;
 }
 
+// " (vacuous: <advice>)" when the verdict's check could see no lost or doubled term (verdict::vacuous): a match then
+// says nothing about the result, so the explanation says so first, in the success and in the failure message.
+inline std::string vacuity_note(const verdict& v) { return v.vacuous ? " (vacuous: " + v.advice + ")" : ""; }
+
 class covers_matcher_impl {
 public:
     covers_matcher_impl(reference ref, standard model)
@@ -110,7 +118,7 @@ public:
     bool MatchAndExplain(const T& result, ::testing::MatchResultListener* listener) const {
         try {
             const verdict v = covers(result, *ref_, model_);
-            *listener << "\n" << v.message();
+            *listener << vacuity_note(v) << "\n" << v.message();
             return v.covered;
         } catch (const std::exception& e) {
             return report_error("Covers", e, listener, error_reported_);
@@ -165,11 +173,11 @@ public:
                 using T = std::remove_cv_t<std::ranges::range_value_t<Results>>;
                 const auto v =
                     covers(std::span<const T>(std::ranges::data(results), std::ranges::size(results)), *refs_, model_);
-                *listener << "\n" << v.message();
+                *listener << vacuity_note(v.worst) << "\n" << v.message();
                 return v.covered;
             } else {
                 const auto v = covers(results, *refs_, model_);  // eigen.h: positions as (row, column)
-                *listener << "\n" << v.message();
+                *listener << vacuity_note(v.worst) << "\n" << v.message();
                 return v.covered;
             }
         } catch (const std::exception& e) {

@@ -87,12 +87,15 @@ data_array load_array(const std::string& path, dtype type, bool type_given);
 
 /// What parsing text changed about the numbers it read: a finite decimal (or hex float) too large for the dtype
 /// becomes ±Inf, a non-zero one too small becomes ±0 (IEEE 754 overflow and underflow). Counts, and the line of the
-/// first of each (1-based, as in error messages; 0 when there was none). .npy input never reports any.
+/// first of each (1-based, as in error messages; 0 when there was none), and how many lines the text had (set at the
+/// end of the input: with read_options::skip_rows, skip_rows >= lines means nothing was left to read). .npy input
+/// never reports any.
 struct parse_report {
     std::uint64_t overflowed = 0;
     std::uint64_t first_overflow_line = 0;
     std::uint64_t underflowed = 0;
     std::uint64_t first_underflow_line = 0;
+    std::uint64_t lines = 0;  // lines of text read, a last line without its line end included (0 for empty input)
 };
 
 /// A malformed text number: std::invalid_argument with the message read_text gives ("data.txt:12: not a number:

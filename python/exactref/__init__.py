@@ -30,6 +30,7 @@ from ._reference import Reference, ReferenceArray
 from ._scatter import add_at, bincount, cumsum, embedding_bag, index_add, scatter_add, segment_sum
 from ._standards import Standard, standard, structures as _structures
 from . import testing
+from .testing import VacuousCheckWarning
 
 __version__ = "0.1.0"
 
@@ -37,9 +38,9 @@ Verdict = _core.Verdict
 Sensitivity = _core.Sensitivity
 
 __all__ = [
-    "Reference", "ReferenceArray", "Sensitivity", "Standard", "Verdict", "add_at", "asarray", "bincount", "cumsum",
-    "dot", "embedding_bag", "fold_sum", "index_add", "kahan_sum", "matmul", "pairwise_sum", "scatter_add",
-    "segment_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
+    "Reference", "ReferenceArray", "Sensitivity", "Standard", "VacuousCheckWarning", "Verdict", "add_at", "asarray",
+    "bincount", "cumsum", "dot", "embedding_bag", "fold_sum", "index_add", "kahan_sum", "matmul", "pairwise_sum",
+    "scatter_add", "segment_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
 ]
 
 del annotations  # the name the __future__ import binds; `from exactref import *` and dir(er) show the API only

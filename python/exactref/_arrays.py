@@ -219,7 +219,10 @@ def asarray(x: Any) -> np.ndarray:
 
 
 def as_index(value: Any, what: str) -> int:
-    """A Python int from an int-like value (int, numpy integer), with a clear error."""
+    """A Python int from an int-like value (int, numpy integer), with a clear error. A bool is refused: True is an
+    int to Python, but height=True is a mistake, not a height of 1 (as ftz='yes' is refused for a flag)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what}={value!r}: expected an integer, not a bool")
     try:
         i = operator.index(value)
     except TypeError:

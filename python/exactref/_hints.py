@@ -1,7 +1,8 @@
 """The narrower-format hint of a rejected result (issue 15, item 4): a float32 result passed as a Python float is
 judged as float64, whose bound is 2^29 times smaller, and fails far outside it. When the rejected value is exactly a
 value of a narrower format and that format's judgement covers it, the failure says so. A hint never changes a
-verdict: it is text for the message only.
+verdict: it is text for the message only. A format whose check is vacuous there (B >= S: it covers every result, 0
+included) is never named, the rule of the C++ exactref::suggest_narrower_format behind the CLI's hint.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 from . import _core
 from ._arrays import dtype_name, host_array, numpy_dtype
 from ._hints import exactly_as, narrower_format_hint
-from ._standards import standard as make_standard
+from ._standards import _flag, standard as make_standard
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 # Reference.nearest of one value: numpy's scalar of the format from the binary64 number equal to the rounded value
@@ -293,7 +293,8 @@ class Reference:
         """'' or a hint for a rejected result that is exactly a value of a narrower format and is covered when
         judged as that format ("hint: the result is exactly representable in float32 and is covered when judged
         as float32: pass a np.float32 or dtype='float32'"): the usual cause is a float32 result turned into a
-        Python float. For one result (the worst when given several); never changes a verdict."""
+        Python float. For one result (the worst when given several); never changes a verdict. No hint names a
+        format in which the check is vacuous (B >= S: it would cover any result, 0 included), as in the CLI."""
         shape, index, flat, as_dtype, model, covered, ratio = self._detail(result, standard, params)
         if flat.size == 0 or covered.all():
             return ""
@@ -304,10 +305,13 @@ class Reference:
         one = Reference(self._refs, np.asarray(int(i), dtype=np.int64))
 
         def covered_as(converted: Any) -> bool:
+            # Covered, by a check that could see a lost term: never a hint towards a vacuous check (B >= S, which
+            # covers everything, 0 included), the rule of exactref::suggest_narrower_format and the CLI's hint.
             try:
-                return bool(one.covers(converted, standard, **params))
+                v = one.verdict(converted, standard, **params)
             except (ValueError, TypeError):  # a standard that does not apply to that format
                 return False
+            return bool(v.covered) and not bool(v.vacuous)
         return narrower_format_hint(np.asarray(value), result_dtype, covered_as)
 
     def verdict(self, result: Any, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
@@ -331,7 +335,7 @@ class Reference:
         worst = worst_position(covered, ratio)
         return self._refs.verdict(int(index[worst]), flat, worst, as_dtype, model)
 
-    def explain(self, result: Any) -> List[Any]:
+    def explain(self, result: Any, *, any_zero_sign: bool = False) -> List[Any]:
         """Every standard of a fixed list judged on one result (exactref::explain, covers.h): exact, faithful,
         tree:ceil(log2 n), split_k:s for s = 2, 4, ..., 256 (s < n), any_order, directed:any_order,
         mixed:float32:OUT for float16/bfloat16 results, and each structure the Reference was built with (plain and
@@ -341,6 +345,8 @@ class Reference:
 
         result: one value (a scalar or an array of one element; its dtype is the result format) against a
             Reference of one element (0-d, or r[i] of an array Reference).
+        any_zero_sign: True judges every candidate with either sign of an exact zero (as covers(...,
+            any_zero_sign=True)): exact and faithful then take +0.0 for a sum of -0.0 terms, numpy's answer.
         Returns a list of exactref.Verdict (see verdict(): standard, covered, bound, ratio, vacuous, sensitivity,
         ...).
         Raises ValueError when the Reference or the result has more than one element.
@@ -355,7 +361,7 @@ class Reference:
         if flat.size != 1:
             raise ValueError(f"explain: the result has shape {shape}: pass one result (a scalar)")
         as_dtype = "bfloat16" if name == "bfloat16" else None
-        return list(self._refs.explain(int(index[0]), flat, 0, as_dtype))
+        return list(self._refs.explain(int(index[0]), flat, 0, as_dtype, _flag(any_zero_sign, "any_zero_sign")))
 
     def bound(self, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> Any:
         """The bound B of `standard` for results of `dtype`, rounded upward to binary64 (never below the exact B).
@@ -436,8 +442,19 @@ def results_shape(result: Tuple[int, ...], reference: Tuple[int, ...]) -> Tuple[
         return joint
     raise ValueError(f"result of shape {result} would broadcast the reference's shape {reference} to {joint}, "
                      f"judging results against references they were not computed for: pass one result per reference "
-                     f"element (shape {reference}: np.squeeze(result), or keepdims=False in the reduction that "
-                     f"computed it), or a stack of k runs (shape (k, *{reference}))")
+                     f"element (shape {reference}{_reshape_advice(tuple(result), tuple(reference))}), or a stack of "
+                     f"k runs (shape (k, *{reference}))")
+
+
+def _reshape_advice(result: tuple, reference: tuple) -> str:
+    """How to get a result of the reference's shape. When the two differ only by axes of length one and the
+    Reference holds the extra ones (built with keepdims=True, the result computed without), squeezing the result
+    would not help: reshape it, or reduce with keepdims=True too. Otherwise squeeze it (a keepdims=True result
+    against a keepdims=False Reference)."""
+    if [d for d in result if d != 1] == [d for d in reference if d != 1] and reference.count(1) > result.count(1):
+        return (f": result.reshape({reference}); the Reference keeps the reduced axes (keepdims=True): compute the "
+                f"result with keepdims=True as well, or build the Reference with keepdims=False")
+    return ": np.squeeze(result), or keepdims=False in the reduction that computed it"
 
 
 def worst_position(covered: np.ndarray, ratio: np.ndarray) -> int:

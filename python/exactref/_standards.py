@@ -155,7 +155,7 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
             raise TypeError("pass any_zero_sign= only (allow_negative_zero= is its older name)")
         params["any_zero_sign"] = params.pop("allow_negative_zero")
     flags = {k: _flag(params.pop(k), k) for k in _COMMON if k in params}
-    if ":" in name:
+    if ":" in name or name.endswith("+fma"):  # the CLI's spellings: 'tree:5', 'any_order+fma'
         mix = {k: params.pop(k) for k in ("acc", "out") if k in params}
         if params:
             raise TypeError(f"standard={name!r} spells its parameters in the name (acc= and out= may go with it); "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -12,7 +13,15 @@ from ._arrays import as_count, dtype_name, numpy_dtype
 from ._reference import Reference, worst_position
 from ._standards import standard
 
-__all__ = ["assert_covers", "order_free", "order_free_max_terms"]
+__all__ = ["VacuousCheckWarning", "assert_covers", "order_free", "order_free_max_terms"]
+
+
+class VacuousCheckWarning(UserWarning):
+    """assert_covers passed (or failed) with a check that cannot see anything: its bound B is at least S = Σ|x|
+    (or infinite), so every lost or doubled part of the terms, even a result of 0, is covered. The message names
+    the standard and the library's advice (a structured standard, a smaller n per check, order-free data with
+    'exact'). Turn it into an error with ``warnings.simplefilter("error", er.VacuousCheckWarning)`` or pytest's
+    ``-W error::exactref.VacuousCheckWarning``."""
 
 
 def order_free(n: int, dtype: Any = "float32", seed: int = 0, structure: Optional[Any] = None) -> np.ndarray:
@@ -80,6 +89,9 @@ def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order"
     value of a narrower format and covered when judged as that format ("hint: the result is exactly representable
     in float32 and is covered when judged as float32: pass a np.float32 or dtype='float32'"; Reference.hint). The
     hint never changes the verdict.
+    When the worst result's check is vacuous (Verdict.vacuous: B >= S, it cannot see a lost or doubled term, not
+    even a result of 0), warns with exactref.VacuousCheckWarning, whose message gives the advice: a pass then says
+    nothing about the result.
 
     >>> er.testing.assert_covers(np.sum(x), er.sum(x), standard="any_order")
     """
@@ -88,11 +100,17 @@ def assert_covers(actual: Any, reference: Reference, standard: Any = "any_order"
         raise TypeError(f"reference: expected an exactref.Reference (er.sum, er.dot, er.matmul), got "
                         f"{type(reference).__name__}")
     shape, index, flat, as_dtype, model, covered, ratio = reference._detail(actual, standard, params, dtype)
+    if flat.size == 0:
+        return
+    worst = worst_position(covered, ratio)
+    v = reference._refs.verdict(int(index[worst]), flat, worst, as_dtype, model)
+    if v.vacuous:
+        warnings.warn(f"assert_covers: {model.name} is vacuous here ({v.result_dtype}, bound {v.bound:.6g} >= "
+                      f"S = Σ|x|), so its verdict says nothing about the result: {v.advice}", VacuousCheckWarning,
+                      stacklevel=2)
     if covered.all():
         return
     bad = np.flatnonzero(~covered)
-    worst = worst_position(covered, ratio)
-    v = reference._refs.verdict(int(index[worst]), flat, worst, as_dtype, model)
     where = "" if len(shape) == 0 else f" at index {tuple(int(i) for i in np.unravel_index(worst, shape))}"
     first = [tuple(int(i) for i in np.unravel_index(b, shape)) for b in bad[:8]] if shape else []
     lines = [

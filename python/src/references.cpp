@@ -701,12 +701,13 @@ void bind_references(nb::module_& m) {
              }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def("explain",
              [](const reference_list& l, std::int64_t i, const any_array& results, std::size_t j,
-                const std::optional<std::string>& as_dtype) {
+                const std::optional<std::string>& as_dtype, bool any_zero_sign) {
                  const results_view r = results_of(results, as_dtype);
                  if (j >= static_cast<std::size_t>(r.view.shape[0])) throw nb::index_error("result index out of range");
                  reference scratch;
-                 return explain_bits(*r.format, bits_at(r.view, j), l.get(i, scratch));
-             }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none())
+                 return explain_bits(*r.format, bits_at(r.view, j), l.get(i, scratch), any_zero_sign);
+             }, nb::arg("i"), nb::arg("results"), nb::arg("j"), nb::arg("as_dtype").none(),
+             nb::arg("any_zero_sign") = false)
         .def("ulp_error",
              [](const reference_list& l, const index_array& index, const any_array& results,
                 const std::optional<std::string>& as_dtype) {

@@ -132,6 +132,22 @@ def case_zero_sign_and_ftz(cli, g, work):
     check("ftz:any_order" in out, shown)
     rc, out, err, shown = cli.run("covers", "--standard", "ftz:exact", tiny, "0", expect_rc=2)
     check("ftz:" in err, shown)
+    # --explain judges every candidate with --any-zero-sign too (and says so).
+    rc, out, err, shown = cli.run("covers", "--standard", "exact", "--explain", zeros, "0.0", expect_rc=1)
+    check(any(line.split()[:2] == ["exact", "NOT"] for line in out.splitlines() if line.startswith("  ")), shown)
+    rc, out, err, shown = cli.run("covers", "--standard", "exact", "--any-zero-sign", "--explain", "--json", zeros,
+                                  "0.0", expect_rc=0)
+    listing = json.loads(out)["verdicts"][0]["explain"]
+    check(all(e["covered"] for e in listing) and listing[0]["standard"] == "exact", shown)
+    rc, out, err, shown = cli.run("covers", "--standard", "exact", "--any-zero-sign", "--explain", zeros, "0.0",
+                                  expect_rc=0)
+    check("every standard with --any-zero-sign" in out, shown)
+    # ftz: on float64 terms far below 2^emin the flush-to-zero term alone reaches S: the advice names it.
+    tiny64 = os.path.join(work, "tiny64.txt")
+    with open(tiny64, "w") as f:
+        f.write("\n".join(["1e-310"] * 1000) + "\n")
+    rc, out, err, shown = cli.run("covers", "--standard", "ftz:any_order", tiny64, "0", expect_rc=0)
+    check("the flush-to-zero term n·2^emin" in err and "vacuous from n =" not in err, shown)
 
 
 # ---- running the CLI -------------------------------------------------------------------------------------------------
@@ -562,6 +578,13 @@ def case_usage_errors(cli, g, work):
     else:
         check(rc == 2 and "does not know its version" in err and "subcommand" not in err,
               f"--version is refused clearly when the build has no version\n{shown}")
+    # The help texts: covers' first line is a whole sentence; sum has no results, and --dtype is the data's format.
+    _, out, _, shown = cli.run("covers", "--help", expect_rc=0)
+    first = out.splitlines()[0]
+    check(first.startswith("judges computed sums") and first.endswith("1 when one is not"), shown)
+    check("--results FILE" in out and "--skip-rows N" in out, shown)
+    _, out, _, shown = cli.run("sum", "--help", expect_rc=0)
+    check("format the data is read into" in out and "results" not in out.split("Exit status")[0], shown)
     _, out, err, shown = cli.run("sum", "--dtype=", g.path, expect_rc=2)
     check("the value of --dtype is empty" in err and out == "", f"an empty --dtype= is named\n{shown}")
     # docs/cli.md, "Which H for tree:H": below ceil(log2 10000) = 14 the tree cannot hold the data.
@@ -882,6 +905,16 @@ def case_parse_warnings(cli, g, work):
     check("3 finite numbers" in err and "in float16 (the first on line 2)" in err, shown)
     rc, out, err, shown = cli.run("sum", g.path, expect_rc=0)
     check("warning" not in err, f"no warning for clean data\n{shown}")
+    # RESULT arguments get the same warning as numbers in a file, counted by argument.
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", g.path, "30.6", "1e40", "-1e-50", "0x0p+0", "inf",
+                                  "1e39", expect_rc=1)
+    check("2 finite numbers in the RESULT arguments overflowed to +-inf in float32 (the first is RESULT 2)" in err,
+          shown)
+    check("1 non-zero number in the RESULT arguments underflowed to 0 in float32 (the first is RESULT 3)" in err,
+          shown)
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", g.path, "30.6", "0", "-0.0", "inf", "-inf", "nan",
+                                  expect_rc=1)
+    check("warning" not in err, f"zeros and specials as written are no warning\n{shown}")
 
 
 def case_skip_rows_and_header(cli, g, work):
@@ -900,6 +933,21 @@ def case_skip_rows_and_header(cli, g, work):
     write_npy(npy, "<f8", (1,), struct.pack("<d", 1.0))
     rc, out, err, shown = cli.run("sum", "--skip-rows", "1", npy, expect_rc=2)
     check("skipping rows applies to text input only" in err, shown)
+    # The count is a non-negative integer below 2^64 (CLI11 alone read "-1" as 2^64 - 1 and skipped everything).
+    for args in (("--skip-rows", "-1"), ("--skip-rows=-5",), ("--skip-rows", "x")):
+        rc, out, err, shown = cli.run("sum", *args, path, expect_rc=2)
+        check("--skip-rows takes a non-negative count" in err and out == "", shown)
+    rc, out, err, shown = cli.run("sum", "--skip-rows", "18446744073709551616", path, expect_rc=2)
+    check("--skip-rows 18446744073709551616 is too large (at most 2^64 - 1" in err, shown)
+    # Skipping every line leaves nothing to read: a warning, and the sum of nothing.
+    rc, out, err, shown = cli.run("sum", "--skip-rows", "5", "--json", path, expect_rc=0)
+    check(f"warning: --skip-rows 5 skipped all 3 lines of {path}" in err and json.loads(out)["n"] == 0, shown)
+    with open(path, "w") as f:
+        f.write("h\n1\n2")  # the last line without its line end counts
+    rc, out, err, shown = cli.run("sum", "--skip-rows", "3", path, expect_rc=0)
+    check(f"skipped all 3 lines of {path}" in err, shown)
+    rc, out, err, shown = cli.run("sum", "--skip-rows", "2", path, expect_rc=0)
+    check("skipped all" not in err, f"one line left to read: no warning\n{shown}")
 
 
 def case_too_large(cli, g, work):
@@ -929,6 +977,27 @@ def case_results_file(cli, g, work):
         f.write("zz\n")
     rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--results", path, g.path, expect_rc=2)
     check(f"--results: {path}:8: not a number: 'zz'" in err, shown)
+    # A results file with no numbers is an error that names it, with or without RESULTs on the command line.
+    empty = os.path.join(work, "empty.txt")
+    with open(empty, "w") as f:
+        f.write("# nothing yet\n")
+    for source, args in ((empty, ()), ("/dev/null", ()), (empty, ("30.6",))):
+        rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--results", source, g.path, *args, expect_rc=2)
+        check(f"--results: no results to judge in {source}" in err and "RESULT arguments" in err and out == "",
+              f"an empty --results file is exit 2\n{shown}")
+    # Standard input is read once: FILE and --results cannot both be '-'.
+    rc, out, err, shown = cli.run("covers", "-", "--results", "-", stdin=b"1\n2\n", expect_rc=2)
+    check("only one of FILE and --results can be '-'" in err and out == "", shown)
+    # A .npy of results in another dtype: the message says where the result format came from.
+    npy = os.path.join(work, "results64.npy")
+    write_npy(npy, "<f8", (1,), struct.pack("<d", 30.6))
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--results", npy, g.path, expect_rc=2)
+    check(f"{npy} holds float64 values, but the results are judged in float32 (--dtype float32)" in err, shown)
+    data32 = os.path.join(work, "gauss.npy")
+    write_npy(data32, "<f4", (g.n,), struct.pack(f"<{g.n}f", *g.values))
+    rc, out, err, shown = cli.run("covers", "--results", npy, data32, expect_rc=2)
+    check(f"judged in float32 (the format of the data in {data32})" in err and "was requested" not in err,
+          f"no --dtype was given: none is said to be requested\n{shown}")
 
 
 def case_narrower_hint(cli, g, work):
@@ -942,6 +1011,11 @@ def case_narrower_hint(cli, g, work):
     # A float64 value far from the sum: rejected, no hint (not a float32 value).
     rc, out, err, shown = cli.run("covers", g.path, "0x1.e9ab0fadf2ecfp+5", expect_rc=1)
     check("hint" not in err, f"no hint for a float64 result\n{shown}")
+    # 40 is a float16 value, but any_order read in float16 is vacuous for 10000 terms ((n-1)·2^-11 >= 1: it covers
+    # 0 too): no hint towards a check that cannot see anything.
+    rc, out, err, shown = cli.run("covers", "--dtype", "float32", "--json", g.path, "40", expect_rc=1)
+    check(json.loads(out)["verdicts"][0]["hint_dtype"] is None and "hint" not in err,
+          f"no hint towards a vacuous float16 check\n{shown}")
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -94,7 +94,11 @@ def test_numpy_sum_is_covered_by_any_order(n, dtype):
     seed = 1000 + n
     x = np.random.default_rng(seed).standard_normal(n).astype(dtype)
     r = er.sum(x)
-    er.testing.assert_covers(np.sum(x), r, standard="any_order")
+    if dtype == np.float16 and n > 2048:  # (n-1)·2^-11 >= 1: any_order is vacuous, and assert_covers says so
+        with pytest.warns(er.VacuousCheckWarning, match="any_order in float16 is vacuous from n = 2049 on"):
+            er.testing.assert_covers(np.sum(x), r, standard="any_order")
+    else:
+        er.testing.assert_covers(np.sum(x), r, standard="any_order")
     if dtype == np.float16:  # numpy sums float16 pairwise in float32 and rounds once
         er.testing.assert_covers(np.sum(x), r, standard="mixed", acc="float32", out="float16")
 
@@ -471,3 +475,76 @@ def test_dtype_names_numpy_does_not_read_as_a_format_are_refused(name, what):
     with pytest.raises(TypeError, match="expected a numpy dtype or its name") as e:
         r.nearest(name) if name is not None else er.standard("mixed", acc=None, out="float32")
     assert what in str(e.value)
+
+
+# ---- a new user's findings: keepdims advice, bool counts, +fma, explain's any_zero_sign, vacuous checks, hints ------
+
+def test_keepdims_reference_against_a_squeezed_result_says_reshape():
+    # The Reference keeps the reduced axis; the result does not: squeezing cannot help, reshaping does.
+    x = np.random.default_rng(24).standard_normal((4, 30))
+    r = er.sum(x, axis=1, keepdims=True)
+    with pytest.raises(ValueError, match=re.escape("(4,) would broadcast the reference's shape (4, 1) to (4, 4)")) as e:
+        r.covers(np.sum(x, axis=1))
+    message = str(e.value)
+    assert "result.reshape((4, 1))" in message and "keepdims=True as well" in message, message
+    assert "build the Reference with keepdims=False" in message and "np.squeeze" not in message, message
+    assert r.covers(np.sum(x, axis=1).reshape(4, 1)).all()
+
+
+@pytest.mark.parametrize("name, param", [("tree", "height"), ("split_k", "chunks")])
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+def test_counts_refuse_bools(name, param, value):
+    with pytest.raises(TypeError, match=rf"{param}={value!r}: expected an integer, not a bool"):
+        er.standard(name, **{param: value})
+
+
+def test_fma_suffix_is_accepted_as_the_cli_accepts_it():
+    assert er.standard("any_order+fma") == er.standard("any_order", fma=True)
+    assert er.standard("faithful+fma").fma and er.standard("tree:5+fma") == er.standard("tree", height=5, fma=True)
+    x = np.ones(4)
+    assert er.dot(x, x).covers(4.0, "any_order+fma")
+    with pytest.raises(ValueError, match=re.escape("+fma applies to dot products, not to sums")):
+        er.sum(x).covers(4.0, "any_order+fma")
+
+
+def test_explain_takes_any_zero_sign():
+    # The sum of -0.0 terms is -0.0; numpy's fold from +0.0 returns +0.0, which exact and faithful reject unless
+    # either sign is taken; the option reaches every candidate.
+    r = er.sum(np.full(5, -0.0))
+    plain = {v.standard: v.covered for v in r.explain(0.0)}
+    assert not plain["exact"] and not plain["faithful"]
+    either = r.explain(0.0, any_zero_sign=True)
+    assert either[0].standard == "exact" and all(v.covered for v in either), [(v.standard, v.covered) for v in either]
+    assert not r.explain(5e-324, any_zero_sign=True)[0].covered
+    with pytest.raises(TypeError, match="any_zero_sign='yes': expected True or False"):
+        r.explain(0.0, any_zero_sign="yes")
+
+
+def test_assert_covers_warns_when_the_check_is_vacuous():
+    import warnings
+    r = er.sum(np.full(3000, 0.5, np.float16))  # any_order in float16: B = 2999·2^-11·1500 = 2196.5 >= S = 1500
+    with pytest.warns(er.VacuousCheckWarning, match=r"any_order is vacuous here \(float16.*no lost or doubled part"):
+        er.testing.assert_covers(np.float16(0.0), r)  # passes: even 0 is covered
+    with pytest.warns(er.VacuousCheckWarning), pytest.raises(AssertionError, match="not covered"):
+        er.testing.assert_covers(np.float16(np.inf), r)  # a rejection of a vacuous check warns too
+    assert er.VacuousCheckWarning is er.testing.VacuousCheckWarning and issubclass(er.VacuousCheckWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", er.VacuousCheckWarning)
+        er.testing.assert_covers(np.float16(1500.0), r, standard="tree:12")  # γ_12·S: sees a lost term, no warning
+
+
+def test_hint_never_names_a_format_whose_check_is_vacuous():
+    # 3000 float16 halves judged in float32: 3000 is rejected (B = 0.27); read in float16 any_order covers it, but
+    # only because it covers everything there (B >= S). No hint, as in the CLI (exactref::suggest_narrower_format).
+    r = er.sum(np.full(3000, 0.5, np.float16))
+    result = np.float32(3000.0)
+    assert not r.covers(result) and r.covers(np.float16(3000.0)) and r.verdict(np.float16(3000.0)).vacuous
+    assert r.hint(result) == ""
+    with pytest.raises(AssertionError) as failure:
+        er.testing.assert_covers(result, r)
+    assert "hint:" not in str(failure.value)
+    # Few enough terms that float16's any_order sees something: the hint is given.
+    few = er.sum(np.full(30, 0.5, np.float16))
+    assert few.hint(np.float32(15.001)) == ""  # not a float16 value
+    assert not few.covers(np.float32(15.0078125))  # 15 + 2^-7: a float16 value within float16's B = 0.212
+    assert "exactly representable in float16" in few.hint(np.float32(15.0078125)), few.hint(np.float32(15.0078125))

@@ -282,10 +282,14 @@ def test_no_hint_when_the_narrower_judgement_rejects_too_or_the_value_is_not_nar
 
 
 def test_hint_for_float16_terms_and_overflowing_results():
-    h = np.full(3000, 30000, dtype=np.float16)  # overflows float16 (max 65504): inf is covered in float16 only
+    h = np.full(3, 30000, dtype=np.float16)  # overflows float16 (max 65504): inf is covered in float16 only
     r = er.sum(h)
     assert not r.covers(np.float32(np.inf)) and r.covers(np.float16(np.inf))
     assert "exactly representable in float16" in r.hint(np.float32(np.inf))
+    # 3000 such terms: any_order in float16 is vacuous there ((n-1)·2^-11 >= 1), and no hint names a vacuous check.
+    many = er.sum(np.full(3000, 30000, dtype=np.float16))
+    assert many.covers(np.float16(np.inf)) and many.verdict(np.float16(np.inf)).vacuous
+    assert many.hint(np.float32(np.inf)) == ""
 
 
 @needs_bfloat16
