@@ -134,8 +134,26 @@ void covers_cumsum(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
 }
 
+// covers() of a binary32 segment sum (a left fold per segment) against its compact reference (any_order).
+void covers_segments(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0)), segments = static_cast<std::size_t>(state.range(1));
+    const segment_data<float> d(n, segments);
+    const er::compact_reference_array r =
+        er::segment_sum(std::span<const float>(d.values), std::span<const std::int64_t>(d.ids), segments);
+    std::vector<float> results(segments, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) results[static_cast<std::size_t>(d.ids[i])] += d.values[i];
+    const er::standard model = er::any_order();
+    for (auto _ : state) {
+        const er::array_verdict v = er::covers(std::span<const float>(results), r, model);
+        if (!v.covered) state.SkipWithError("a correct segment sum was rejected");
+        benchmark::DoNotOptimize(v.violations);
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * segments));
+}
+
 }  // namespace
 
+BENCHMARK(covers_segments)->Args({10'000'000, 1'000'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<float>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);

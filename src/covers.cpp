@@ -944,9 +944,18 @@ public:
         if (plain_any_ && !model_.is_mixed() && f.count <= exact_in_binary64) {
             // Step F1 for B = (n - 1)·u·S alone: the factor is exact, so one RN per end, widened by one ulp (L1).
             if (!(std::isfinite(f.s_lo) && std::isfinite(f.s_hi) && std::isfinite(f.w_hi))) return false;
-            const detail::nonnegative_interval b{detail::next_down(factor_ * f.w_lo), detail::next_up(factor_ * f.w_hi)};
-            if (!std::isfinite(b.hi)) return false;
-            out.bounds = detail::make_filter_bounds(f.s_lo, f.s_hi, b, false);
+            const double b_lo = detail::next_down(factor_ * f.w_lo), b_hi = detail::next_up(factor_ * f.w_hi);
+            if (!std::isfinite(b_hi)) return false;
+            // Field by field (as make_filter_bounds): a struct built on the stack and copied whole stalls store
+            // forwarding on every element.
+            detail::filter_bounds& fb = out.bounds;
+            fb.s_lo = f.s_lo;
+            fb.s_hi = f.s_hi;
+            fb.b_lo = b_lo;
+            fb.b_hi = b_hi;
+            fb.covered_below = detail::next_down(b_lo);
+            fb.violated_above = detail::next_up(b_hi);
+            fb.unbounded = false;
             out.usable = true;
             return true;
         }
@@ -1034,7 +1043,13 @@ array_decisions decide_compact(std::span<const T> results, const compact_referen
         bool decided = false;
         if (magnitude < special && decider.facts(i, facts)) {
             if (model.decides == rule::bound) {
-                if (bits != sign_bit) {  // -0.0 has its own rule
+                if (bits != sign_bit && !ratios) {  // the decision only (covers_flags)
+                    const detail::filter_verdict v = detail::filter_decision(result_value(results[i]), facts.bounds);
+                    if (v != detail::filter_verdict::undecided) {
+                        out.covered[i] = v == detail::filter_verdict::covered;
+                        continue;
+                    }
+                } else if (bits != sign_bit) {  // -0.0 has its own rule
                     const detail::filter_outcome o = detail::filter_element(result_value(results[i]), facts.bounds);
                     if (o.verdict != detail::filter_verdict::undecided) {
                         decided = true;

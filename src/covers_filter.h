@@ -76,6 +76,16 @@ struct filter_outcome {
     double ratio_hi = std::numeric_limits<double>::infinity();
 };
 
+// Step F2 alone (no ratio): for covers_flags, whose callers need the decision only.
+inline filter_verdict filter_decision(double r, const filter_bounds& f) noexcept {
+    if (f.unbounded) return filter_verdict::covered;
+    const double d1 = r - f.s_lo;
+    const double d2 = f.s_hi - r;
+    if (d1 <= f.covered_below && d2 <= f.covered_below) return filter_verdict::covered;
+    if (-d1 > f.violated_above || -d2 > f.violated_above) return filter_verdict::violated;
+    return filter_verdict::undecided;
+}
+
 inline filter_outcome filter_element(double r, const filter_bounds& f) noexcept {
     filter_outcome out;
     if (f.unbounded) {
