@@ -344,9 +344,10 @@ struct compact_reference_array::reader::cursor {
 // Lines of a scan followed with a cursor each (48 bytes + a pair when spilled); beyond this many, replay.
 constexpr std::size_t max_cursors = std::size_t{1} << 16;
 
-compact_reference_array::reader::reader(const compact_reference_array& refs)
+compact_reference_array::reader::reader(const compact_reference_array& refs, bool follow_lines)
     : refs_(refs), scratch_(std::make_unique<cursor>()) {
-    if (refs.scan_ && refs.scan_->lines <= max_cursors) cursors_.resize(refs.scan_->lines);
+    if (follow_lines && refs.scan_ && refs.scan_->lines > 1 && refs.scan_->lines <= max_cursors)
+        cursors_.resize(refs.scan_->lines);
 }
 compact_reference_array::reader::~reader() = default;
 
@@ -434,7 +435,7 @@ std::uint64_t compact_reference_array::reader::nearest_bits(std::size_t i, const
 // ---- queries -----------------------------------------------------------------------------------------------------
 
 void compact_reference_array::element(std::size_t i, reference& out) const {
-    reader r(*this);
+    reader r(*this, false);
     const cell& c = r.state(i);
     out = reference{};
     out.count = c.count;
@@ -495,13 +496,13 @@ std::uint64_t compact_reference_array::nearest_bits(std::size_t i, const format_
         const cell& c = cells_[i];
         return round_state(c, (c.state & cell_spilled) ? &spills_[c.sum_lo] : nullptr, f, mode);
     }
-    reader r(*this);
+    reader r(*this, false);
     const cell& c = r.state(i);
     return round_state(c, (c.state & cell_spilled) ? &r.pair(c) : nullptr, f, mode);
 }
 
 std::string compact_reference_array::exact(std::size_t i) const {
-    reader r(*this);
+    reader r(*this, false);
     const cell& c = r.state(i);
     if (c.state & cell_spilled) return r.pair(c).sum.to_decimal();
     superaccumulator sum, abs_sum;

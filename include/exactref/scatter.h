@@ -148,7 +148,9 @@ public:
     /// reads elements in order); one reader per thread.
     class reader {
     public:
-        explicit reader(const compact_reference_array& refs);
+        /// follow_lines: keep a cursor per line of a scan (up to 2^16 lines), for reading many elements in order;
+        /// without it one cursor serves every query (a single element: no per-line allocation).
+        explicit reader(const compact_reference_array& refs, bool follow_lines = true);
         ~reader();
         reader(const reader&) = delete;
         reader& operator=(const reader&) = delete;

@@ -661,10 +661,11 @@ void bind_references(nb::module_& m) {
                  const format_info& f = info(parse_dtype(type));
                  const rounding rm = parse_rounding(mode);
                  std::vector<std::uint64_t> out(index.shape(0));
-                 if (l.compact) {  // rounded from the cells: no reference built
+                 if (l.compact) {  // rounded from the cells (a scan's: followed line by line), no reference built
+                     compact_reference_array::reader reader(*l.compact);
                      for (std::size_t i = 0; i < out.size(); ++i) {
                          l.check(index(i));
-                         out[i] = l.compact->nearest_bits(static_cast<std::size_t>(index(i)), f, rm);
+                         out[i] = reader.nearest_bits(static_cast<std::size_t>(index(i)), f, rm);
                      }
                      return numpy_from(std::move(out));
                  }
