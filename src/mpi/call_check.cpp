@@ -54,7 +54,7 @@ void check_same_call(MPI_Comm comm, const char* function, std::initializer_list<
                                             f.describe(*f.required) + ")");
             if (!f.required && v != all[i])
                 throw std::invalid_argument(std::string(function) + ": rank " + std::to_string(r) + " has " + words(f, v) +
-                                            " but rank 0 has " + words(f, all[i]) +
+                                            " but rank 0 has " + f.describe(all[i]) +
                                             " (every rank must call it alike)");
         }
         ++i;

@@ -2,7 +2,8 @@
 # the exit code is agreed over the ranks), run by mpirun on P = 1, 2, 3, 5 and 8 ranks as ctest tests
 # mpi.<program>.np<P>, label "mpi". Registered only when exactref::mpi is built and an mpiexec was found; otherwise
 # configure says why and there are no MPI tests to skip. Open MPI gets --oversubscribe (more ranks than cores) and,
-# for a root build, --allow-run-as-root; shared-memory single-copy is off (containers often forbid it).
+# for a root build, --allow-run-as-root; shared-memory single-copy is off (containers often forbid it). One OpenMP
+# thread per rank: ranks oversubscribing the cores with spinning OpenMP teams run 20-40x slower (docs/mpi.md).
 if(NOT TARGET exactref_mpi)
   message(STATUS "exactref: MPI tests not registered: exactref::mpi is not built (EXACTREF_MPI=${EXACTREF_MPI}; "
                  "Debian: libopenmpi-dev openmpi-bin)")
@@ -34,7 +35,7 @@ foreach(src ${_mpi_tests})
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${_mpi_flags} $<TARGET_FILE:${name}>
                      ${MPIEXEC_POSTFLAGS})
     set_tests_properties(mpi.${name}.np${ranks} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2
-                         ENVIRONMENT "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+                         ENVIRONMENT "OMPI_MCA_btl_vader_single_copy_mechanism=none;OMP_NUM_THREADS=1")
   endforeach()
 endforeach()
 unset(_mpi_tests)
