@@ -95,13 +95,17 @@ Acc tree_reduce(MPI_Comm comm, std::span<const T> local, reduce_op op, const tre
         return static_cast<int>(std::upper_bound(offsets.begin(), offsets.begin() + ranks, e) - offsets.begin() - 1);
     };
     const int tag = 0x6578;  // "ex"
+    // One element as an MPI type: counts stay below L <= 2^30 elements, where bytes could pass INT_MAX.
+    MPI_Datatype element;
+    MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &element);
+    MPI_Type_commit(&element);
 
     // Step 2: send the head of a range that starts inside a leaf; receive the tail of my last leaf.
     MPI_Request send = MPI_REQUEST_NULL;
     std::uint64_t head = 0;  // my elements that belong to a leaf owned by a lower rank
     if (len > 0 && begin % L != 0) {
         head = std::min(end, (begin / L + 1) * L) - begin;
-        MPI_Isend(local.data(), static_cast<int>(head * sizeof(T)), MPI_BYTE, holder(begin / L * L), tag, comm, &send);
+        MPI_Isend(local.data(), static_cast<int>(head), element, holder(begin / L * L), tag, comm, &send);
     }
     const std::uint64_t first_leaf = (begin + L - 1) / L;                // the leaves whose first element I hold:
     const std::uint64_t end_leaf = len > 0 ? (end - 1) / L + 1 : 0;      // [first_leaf, end_leaf)
@@ -118,7 +122,7 @@ Acc tree_reduce(MPI_Comm comm, std::span<const T> local, reduce_op op, const tre
             for (std::size_t q = me + 1; q < P && offsets[q] < last_end; ++q) {
                 if (lengths[q] == 0) continue;
                 const std::uint64_t count = std::min(last_end, offsets[q + 1]) - offsets[q];
-                MPI_Recv(cut.data() + (offsets[q] - start), static_cast<int>(count * sizeof(T)), MPI_BYTE,
+                MPI_Recv(cut.data() + (offsets[q] - start), static_cast<int>(count), element,
                          static_cast<int>(q), tag, comm, MPI_STATUS_IGNORE);
             }
         }
@@ -135,6 +139,7 @@ Acc tree_reduce(MPI_Comm comm, std::span<const T> local, reduce_op op, const tre
             nodes.push_back(make_node(0, whole_end, exactref::tree_reduce<Acc>(std::span<const T>(cut), op, shape)));
     }
     MPI_Wait(&send, MPI_STATUS_IGNORE);
+    MPI_Type_free(&element);
 
     // Step 4: gather the nodes on rank 0, evaluate the root, broadcast it.
     const int bytes = static_cast<int>(nodes.size() * sizeof(node<Acc>));
