@@ -62,6 +62,20 @@ private:
     long long checks_ = 0;
 };
 
+/// The whole program: MPI_Init, checks(c), the agreed exit code, MPI_Finalize. Returns main's exit code.
+template <class Checks>
+int run_program(int argc, char** argv, const char* program, Checks checks) {
+    MPI_Init(&argc, &argv);
+    int code = 1;
+    {
+        checker c(program);
+        checks(c);
+        code = c.finish();
+    }
+    MPI_Finalize();
+    return code;
+}
+
 /// A contiguous distribution of n elements over p ranks: offsets[r] .. offsets[r + 1] for rank r. Kinds:
 /// 0 nearly equal chunks (OpenMP static: the first n mod p ranks hold one more), 1 random cuts (ranks often empty),
 /// 2 everything on the last rank, 3 random cuts of tiny pieces near the front (many ranks inside one leaf).

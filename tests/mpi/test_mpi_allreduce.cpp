@@ -86,14 +86,8 @@ void check(checker& c, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int code = 1;
-    {
-        checker c("test_mpi_allreduce");
+    return run_program(argc, argv, "test_mpi_allreduce", [&](checker& c) {
         check<double>(c, "float64");
         check<float>(c, "float32");
-        code = c.finish();
-    }
-    MPI_Finalize();
-    return code;
+    });
 }

@@ -36,10 +36,7 @@ void expect_error(checker& c, const std::string& what, const std::function<void(
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int code = 1;
-    {
-        checker c("test_mpi_errors");
+    return run_program(argc, argv, "test_mpi_errors", [&](checker& c) {
         const int rank = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
         const int last = p - 1;
         const std::string last_rank = "rank " + std::to_string(last);
@@ -76,8 +73,5 @@ int main(int argc, char** argv) {
                 else er::mpi::tree_sum(MPI_COMM_WORLD, std::span<const er::float16>(h));
             }, {last_rank + " has accumulation dtype float32 but rank 0 has float16"});
         }
-        code = c.finish();
-    }
-    MPI_Finalize();
-    return code;
+    });
 }

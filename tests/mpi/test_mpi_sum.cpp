@@ -102,10 +102,7 @@ void check_specials(checker& c, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int code = 1;
-    {
-        checker c("test_mpi_sum");
+    return run_program(argc, argv, "test_mpi_sum", [&](checker& c) {
         check_distributions<double>(c, "float64");
         check_distributions<float>(c, "float32");
         check_distributions<er::float16>(c, "float16");
@@ -115,8 +112,5 @@ int main(int argc, char** argv) {
         check_specials<er::float16>(c, "float16");
         check_specials<er::bfloat16>(c, "bfloat16");
         check_dropped_part_differs(c);
-        code = c.finish();
-    }
-    MPI_Finalize();
-    return code;
+    });
 }

@@ -77,10 +77,7 @@ void check_planted_order_differs(checker& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int code = 1;
-    {
-        checker c("test_mpi_tree");
+    return run_program(argc, argv, "test_mpi_tree", [&](checker& c) {
         check_tree<double>(c, "float64", er::reduce_op::sum, 40);
         check_tree<float>(c, "float32", er::reduce_op::sum, 40);
         check_tree<er::float16>(c, "float16", er::reduce_op::sum, 12);
@@ -92,8 +89,5 @@ int main(int argc, char** argv) {
         check_tree<double>(c, "float64", er::reduce_op::min, 40);
         check_lone_negative_zero(c);
         check_planted_order_differs(c);
-        code = c.finish();
-    }
-    MPI_Finalize();
-    return code;
+    });
 }
