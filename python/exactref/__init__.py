@@ -46,6 +46,14 @@ __all__ = [
 del annotations  # the name the __future__ import binds; `from exactref import *` and dir(er) show the API only
 
 
+def __getattr__(name: str) -> _Any:
+    """er.mpi: the MPI face (exactref.mpi, over mpi4py), imported on first use so that exactref never needs mpi4py."""
+    if name == "mpi":
+        import importlib
+        return importlib.import_module(".mpi", __name__)
+    raise AttributeError(f"module 'exactref' has no attribute {name!r}")
+
+
 def __dir__() -> list:
     """dir(er): the public API (__all__) and __version__, not the helpers the package imports (PEP 562)."""
     return sorted([*__all__, "__version__"])
