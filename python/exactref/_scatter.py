@@ -278,7 +278,12 @@ def bincount(x: Any, weights: Any, minlength: int = 0) -> Reference:
     if idx.ndim != 1 or w.ndim != 1:
         raise ValueError(f"{fn}: x has shape {idx.shape} and weights {w.shape}; both must be vectors")
     length = as_count(minlength, "minlength", context=f"{fn}: ")
-    refs = _core.bincount(_flat(idx), _flat(w), length, _as_dtype(name))
+    try:
+        refs = _core.bincount(_flat(idx), _flat(w), length, _as_dtype(name))
+    except MemoryError:
+        bins = max(length, int(idx.max()) + 1 if idx.size else 0)
+        raise MemoryError(f"{fn}: the largest x is {bins - 1:,}, so the output has {bins:,} bins (48 bytes each); "
+                          f"that does not fit in memory: check x, or map its values to a dense range first") from None
     return _reference(refs, (len(refs),))
 
 
