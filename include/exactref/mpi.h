@@ -37,6 +37,7 @@
 
 #include "exactref/format.h"
 #include "exactref/reference.h"
+#include "exactref/scatter.h"
 #include "exactref/tree.h"
 
 namespace exactref::mpi {
@@ -72,6 +73,18 @@ reference sum(MPI_Comm comm, const R& local) {
 ///   exactref::mpi::dot(comm, std::span<const float>(x), std::span<const float>(y)).nearest<float>();
 template <floating_format T>
 reference dot(MPI_Comm comm, std::span<const T> x, std::span<const T> y);
+
+/// The references of an element-wise MPI_SUM (MPI_Allreduce of arrays): element j is Σ over the ranks of local[j],
+/// exactly, as a compact reference array (scatter.h: 48 bytes per element) of local.size() elements, the same on
+/// every rank; each element has P terms (one per rank, in rank order), so covers(results, refs, any_order()) judges
+/// what MPI_Allreduce(MPI_SUM) returned element by element with (P - 1)·u·S_j.
+///   comm, local   every rank passes an array of the same length and T
+/// Memory and traffic: every rank's array reaches every rank (one MPI_Allgather, P·m values), then each rank builds
+/// the m references from them; O(P·m) transient, O(m) kept.
+/// Throws std::invalid_argument on every rank when the ranks' lengths or T differ (naming the rank).
+///   // 2 ranks, local = {1, 2} and {0.5, -2}:  refs.exact(0) -> "1.5", refs.exact(1) -> "0"
+template <floating_format T>
+compact_reference_array sum_elementwise(MPI_Comm comm, std::span<const T> local);
 
 namespace detail {
 // Defined in src/mpi/tree.cpp and instantiated there for every floating-point tree_accumulation pair.

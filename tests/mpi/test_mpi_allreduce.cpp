@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exactref/covers.h"
+#include "exactref/scatter.h"
 #include "exactref/mpi.h"
 #include "exactref/orders.h"
 #include "exactref/standard.h"
@@ -83,11 +84,54 @@ void check(checker& c, const char* name) {
     }
 }
 
+// MPI_Allreduce(MPI_SUM) of arrays, element by element: every element covered by any_order over its P terms
+// (mpi::sum_elementwise), each element's reference equal to exactref::sum of that element's values over the ranks;
+// the last rank dropping its array, or rank 0 doubling its, rejected.
+template <class T>
+void check_elementwise(checker& c, const char* name) {
+    const int rank = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        const std::size_t m = 200 * seed + 3;
+        std::vector<T> all = seeded_values<T>(m * static_cast<std::size_t>(p), seed, 20);
+        for (T& v : all) v = std::abs(v) + T(1);  // positive, >= 1: a missing or doubled rank moves every element
+        const std::vector<T> mine(all.begin() + static_cast<std::ptrdiff_t>(m) * rank,
+                                  all.begin() + static_cast<std::ptrdiff_t>(m) * (rank + 1));
+        std::vector<T> got(m), dropped(m), doubled(m);
+        std::vector<T> zero(m, T(0)), twice(mine);
+        for (T& v : twice) v = v + v;
+        MPI_Allreduce(mine.data(), got.data(), static_cast<int>(m), mpi_type<T>(), MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(rank == p - 1 ? zero.data() : mine.data(), dropped.data(), static_cast<int>(m), mpi_type<T>(),
+                      MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(rank == 0 ? twice.data() : mine.data(), doubled.data(), static_cast<int>(m), mpi_type<T>(),
+                      MPI_SUM, MPI_COMM_WORLD);
+        const er::compact_reference_array refs = er::mpi::sum_elementwise(MPI_COMM_WORLD, std::span<const T>(mine));
+        const std::string where = std::string(name) + ", element-wise, seed " + std::to_string(seed);
+        c.expect(refs.size() == m, "sum_elementwise has the wrong size: " + where);
+        for (std::size_t j = 0; j < m; j += 17) {
+            std::vector<T> column;
+            for (int r = 0; r < p; ++r) column.push_back(all[static_cast<std::size_t>(r) * m + j]);
+            c.expect(refs.exact(j) == er::sum(std::span<const T>(column)).exact() &&
+                         refs.count(j) == static_cast<std::uint64_t>(p),
+                     "element " + std::to_string(j) + " differs from exactref::sum: " + where);
+        }
+        c.expect(er::covers(std::span<const T>(got), refs, er::any_order()).covered,
+                 "any_order does not cover MPI's element-wise sum: " + where);
+        if (p > 1) {
+            c.expect(er::covers(std::span<const T>(dropped), refs, er::any_order()).violations == m,
+                     "a dropped array is covered somewhere: " + where);
+            c.expect(er::covers(std::span<const T>(doubled), refs, er::any_order()).violations == m,
+                     "a doubled array is covered somewhere: " + where);
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     return run_program(argc, argv, "test_mpi_allreduce", [&](checker& c) {
         check<double>(c, "float64");
         check<float>(c, "float32");
+        check_elementwise<double>(c, "float64");
+        check_elementwise<float>(c, "float32");
     });
 }
