@@ -21,7 +21,8 @@
 // Errors: a call whose ranks disagree on the element type, accumulation type, op or shape, or a dot whose x and y
 // differ in length on some rank, throws std::invalid_argument on every rank (never a hang): one small MPI_Allreduce
 // checks the call's header first, and the message names the rank and what differed ("exactref::mpi::sum: rank 2
-// has dtype float32 but rank 0 has float64"). MPI errors follow comm's error handler (by default MPI aborts).
+// has dtype float32 but rank 0 has float64"). MPI_COMM_NULL (a communicator of no ranks) is std::invalid_argument on
+// the rank that passes it. MPI errors follow comm's error handler (by default MPI aborts).
 //
 // Which standard covers MPI's own MPI_Allreduce(MPI_SUM) results: docs/mpi.md ("Judging MPI_Allreduce").
 //

@@ -21,6 +21,12 @@ std::string words(const call_field& f, std::int64_t v) {
 }  // namespace
 
 void check_same_call(MPI_Comm comm, const char* function, std::initializer_list<call_field> fields) {
+    // A rank that holds MPI_COMM_NULL belongs to no communicator: no collective can run, so it fails alone (the ranks
+    // of a real communicator never wait for it).
+    if (comm == MPI_COMM_NULL)
+        throw std::invalid_argument(std::string(function) + ": comm is MPI_COMM_NULL, a communicator of no ranks (an "
+                                    "MPI_Comm_split colour this rank is not in?): pass a communicator this rank belongs "
+                                    "to, e.g. MPI_COMM_WORLD");
     const std::size_t k = fields.size();
     // Step 1: (v, -v) per field, reduced by MAX: the largest and (negated) the smallest value over the ranks.
     std::vector<std::int64_t> mine(2 * k), extremes(2 * k);

@@ -49,6 +49,16 @@ int main(int argc, char** argv) {
             er::mpi::dot(MPI_COMM_WORLD, std::span<const double>(d), std::span<const double>(y));
         }, {"exactref::mpi::dot", last_rank, "lengths differ", "x.size() - y.size() = 1"});
 
+        for (const char* call : {"sum", "dot", "tree_sum", "sum_elementwise"}) {  // a communicator of no ranks
+            const std::string name = call;
+            expect_error(c, name + " on MPI_COMM_NULL", [&] {
+                if (name == "sum") er::mpi::sum(MPI_COMM_NULL, d);
+                if (name == "dot") er::mpi::dot(MPI_COMM_NULL, std::span<const double>(d), std::span<const double>(d));
+                if (name == "tree_sum") er::mpi::tree_sum(MPI_COMM_NULL, std::span<const double>(d));
+                if (name == "sum_elementwise") er::mpi::sum_elementwise(MPI_COMM_NULL, std::span<const double>(d));
+            }, {"exactref::mpi::", "MPI_COMM_NULL", "a communicator of no ranks"});
+        }
+
         if (p >= 2) {
             expect_error(c, "sum: float32 on the last rank, float64 elsewhere", [&] {
                 if (rank == last) er::mpi::sum(MPI_COMM_WORLD, f);
