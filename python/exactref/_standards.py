@@ -165,6 +165,10 @@ def standard(name: Any = "any_order", *, result_dtype: Optional[str] = None, **p
             if "acc" not in mix:
                 raise TypeError(f"standard={name!r}: out= goes with acc=, the accumulation format")
             built = _mixed(mix["acc"], mix.get("out"), result_dtype, built, f"standard={name!r}")
+        for flag in ("directed", "ftz", "any_zero_sign", "fma"):  # a keyword may add what the name lacks, not undo it
+            if flags.get(flag) is False and getattr(built, flag):
+                raise ValueError(f"standard={name!r} has {flag} in its spelling, and {flag}=False contradicts it: "
+                                 f"leave one of them out")
         if flags.get("directed") and not built.directed:
             built = _core.directed(built)
         if flags.get("ftz") and not built.ftz:

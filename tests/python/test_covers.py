@@ -507,6 +507,13 @@ def test_fma_suffix_is_accepted_as_the_cli_accepts_it():
         er.sum(x).covers(4.0, "any_order+fma")
 
 
+def test_a_keyword_that_contradicts_the_spelling_is_refused():
+    for text, flag in (("any_order+fma", "fma"), ("directed:any_order", "directed"), ("ftz:any_order", "ftz")):
+        with pytest.raises(ValueError, match=re.escape(f"has {flag} in its spelling, and {flag}=False contradicts it")):
+            er.standard(text, **{flag: False})
+    assert er.standard("directed:any_order", directed=True).directed  # agreeing keywords are fine
+
+
 def test_explain_takes_any_zero_sign():
     # The sum of -0.0 terms is -0.0; numpy's fold from +0.0 returns +0.0, which exact and faithful reject unless
     # either sign is taken; the option reaches every candidate.
