@@ -16,7 +16,9 @@
 //                           aligned subtrees inside its range; the elements of a leaf cut by a rank boundary (fewer
 //                           than L per boundary) go to the rank that holds the leaf's first element; the O(log n)
 //                           subtree roots of each rank are gathered on rank 0, combined in tree order (an odd last
-//                           node carried up unchanged) and the root broadcast.
+//                           node carried up unchanged) and the root broadcast. The tree's messages travel on a
+//                           duplicate of comm. A NaN root may differ in sign and payload from the one-process
+//                           tree's when different NaNs meet (IEEE 754 does not say which survives).
 //
 // Errors: a call whose ranks disagree on the element type, accumulation type, op or shape, or a dot whose x and y
 // differ in length on some rank, throws std::invalid_argument on every rank (never a hang): one small MPI_Allreduce

@@ -61,20 +61,38 @@ std::optional<Acc> evaluate(const std::map<std::pair<std::uint64_t, std::uint64_
     const std::optional<Acc> left = evaluate(nodes, k - 1, 2 * i, m, op);
     const std::optional<Acc> right = evaluate(nodes, k - 1, 2 * i + 1, m, op);
     if (!right) return left;  // an odd last node is carried up unchanged
+    // Which of two different NaNs survives a combine is not specified by IEEE 754 (§6.2.3) and differs between the
+    // engine's kernels: a NaN root may differ from the one-process tree's in sign and payload (docs/mpi.md).
     const Acc pair[2] = {*left, *right};
     return exactref::tree_reduce(std::span<const Acc>(pair, 2), op, halving(2));
 }
 
+// The tree's own communicator: its point-to-point messages (the elements of cut leaves) must never meet a receive the
+// application has posted on the user's communicator (MPI_ANY_SOURCE, MPI_ANY_TAG), so they travel on a duplicate.
+class duplicate_comm {
+public:
+    explicit duplicate_comm(MPI_Comm comm) { MPI_Comm_dup(comm, &comm_); }
+    ~duplicate_comm() { MPI_Comm_free(&comm_); }
+    duplicate_comm(const duplicate_comm&) = delete;
+    duplicate_comm& operator=(const duplicate_comm&) = delete;
+    MPI_Comm get() const noexcept { return comm_; }
+
+private:
+    MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
 }  // namespace
 
 template <class T, class Acc>
-Acc tree_reduce(MPI_Comm comm, std::span<const T> local, reduce_op op, const tree_shape& shape) {
-    check_same_call(comm, "exactref::mpi::tree_reduce",
+Acc tree_reduce(MPI_Comm user_comm, std::span<const T> local, reduce_op op, const tree_shape& shape) {
+    check_same_call(user_comm, "exactref::mpi::tree_reduce",
                     {{"dtype", static_cast<std::int64_t>(format_traits<T>::info.id), &describe_dtype},
                      {"accumulation dtype", static_cast<std::int64_t>(format_traits<Acc>::info.id), &describe_dtype},
                      {"op", static_cast<std::int64_t>(op), &describe_op},
                      {"shape", static_cast<std::int64_t>(shape.kind), &describe_kind},
                      {"leaf size", static_cast<std::int64_t>(shape.leaf), &describe_leaf}});
+    const duplicate_comm own(user_comm);
+    const MPI_Comm comm = own.get();
     int rank = 0, ranks = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &ranks);

@@ -60,6 +60,14 @@ int main(int argc, char** argv) {
         }
 
         if (p >= 2) {
+            expect_error(c, "another function on the last rank (tree_sum there, sum elsewhere)", [&] {
+                if (rank == last) er::mpi::tree_sum(MPI_COMM_WORLD, std::span<const double>(d));
+                else er::mpi::sum(MPI_COMM_WORLD, d);
+            }, {"calls another exactref::mpi function (every rank must make the same call)"});
+            expect_error(c, "dot on rank 0, sum_elementwise elsewhere", [&] {
+                if (rank == 0) er::mpi::dot(MPI_COMM_WORLD, std::span<const double>(d), std::span<const double>(d));
+                else er::mpi::sum_elementwise(MPI_COMM_WORLD, std::span<const double>(d));
+            }, {"calls another exactref::mpi function"});
             expect_error(c, "sum: float32 on the last rank, float64 elsewhere", [&] {
                 if (rank == last) er::mpi::sum(MPI_COMM_WORLD, f);
                 else er::mpi::sum(MPI_COMM_WORLD, d);

@@ -43,6 +43,27 @@ void check_tree(checker& c, const char* name, er::reduce_op op, int binades) {
     }
 }
 
+// The tree's messages travel on its own communicator: a receive the application posted on MPI_COMM_WORLD for any
+// source and tag must not take them (it would hang the call).
+void check_foreign_receive(checker& c) {
+    const int rank = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
+    if (p < 2) return;
+    std::vector<double> x(10);
+    for (int i = 0; i < 10; ++i) x[static_cast<std::size_t>(i)] = 1.0 + i;
+    const auto offsets = distribution(x.size(), p, 0, 0);
+    double inbox[64];
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (rank == 0) MPI_Irecv(inbox, 64, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &request);
+    const double got = er::mpi::tree_sum(MPI_COMM_WORLD, slice(x, offsets, rank), er::halving(4));
+    c.expect(got == er::tree_sum(std::span<const double>(x), er::halving(4)), "a foreign receive changed the tree");
+    const double message = 42;
+    if (rank == 1) MPI_Send(&message, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        c.expect(inbox[0] == 42, "the application's receive got the tree's message");
+    }
+}
+
 // -0.0 alone, on one rank among empty ones: halving keeps it (absent slots are not zeros), fold gives +0.0.
 void check_lone_negative_zero(checker& c) {
     const int rank = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
@@ -88,6 +109,7 @@ int main(int argc, char** argv) {
         check_tree<float>(c, "float32", er::reduce_op::max, 40);
         check_tree<double>(c, "float64", er::reduce_op::min, 40);
         check_lone_negative_zero(c);
+        check_foreign_receive(c);
         check_planted_order_differs(c);
     });
 }
