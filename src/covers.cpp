@@ -747,6 +747,40 @@ struct array_decisions {
     std::uint64_t exact_path = 0;
 };
 
+// The filter's decision of element i from its facts (a usable filter_reference): true when decided, with covered[i]
+// (and, with ratios, the ratio enclosure) set; false sends the element to the exact path. Shared by every array path.
+template <class T>
+bool decide_by_filter(std::span<const T> results, std::size_t i, const filter_reference& facts, const standard& model,
+                      bool ratios, array_decisions& out) {
+    using tr = format_traits<T>;
+    using bits_t = typename tr::bits_type;
+    const format_info& f = tr::info;
+    const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
+    const bits_t bits = tr::to_bits(results[i]);
+    const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
+    if (model.decides == rule::bound) {
+        if (bits == sign_bit) return false;  // -0.0 has its own rule
+        if (!ratios) {  // the decision only (covers_flags)
+            const detail::filter_verdict v = detail::filter_decision(result_value(results[i]), facts.bounds);
+            if (v == detail::filter_verdict::undecided) return false;
+            out.covered[i] = v == detail::filter_verdict::covered;
+            return true;
+        }
+        const detail::filter_outcome o = detail::filter_element(result_value(results[i]), facts.bounds);
+        if (o.verdict == detail::filter_verdict::undecided) return false;
+        out.covered[i] = o.verdict == detail::filter_verdict::covered;
+        out.ratio_lo[i] = o.ratio_lo;
+        out.ratio_hi[i] = o.ratio_hi;
+        return true;
+    }
+    const bool hit = bits == facts.rn_bits ||
+                     (model.decides == rule::faithful && (bits == facts.rd_bits || bits == facts.ru_bits));
+    if (!hit && magnitude == 0) return false;  // a zero may be accepted for its sign (any_zero_sign)
+    out.covered[i] = hit;
+    if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = hit ? 0 : std::numeric_limits<double>::infinity();
+    return true;
+}
+
 // ref_at(i) gives the reference of element i; one_reference says it is the same object for every i.
 template <class T, class RefAt>
 array_decisions decide_array(std::span<const T> results, RefAt&& ref_at, bool one_reference, const standard& model,
@@ -784,33 +818,9 @@ array_decisions decide_array(std::span<const T> results, RefAt&& ref_at, bool on
             filter.facts(ref, facts);
             facts_of = &ref;
         }
-        const bits_t bits = tr::to_bits(results[i]);
-        const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
-        bool decided = false;
-        if (facts.usable && magnitude < special) {  // finite results only
-            if (model.decides == rule::bound) {
-                if (bits != sign_bit) {  // -0.0 has its own rule
-                    const detail::filter_outcome o = detail::filter_element(result_value(results[i]), facts.bounds);
-                    if (o.verdict != detail::filter_verdict::undecided) {
-                        decided = true;
-                        out.covered[i] = o.verdict == detail::filter_verdict::covered;
-                        if (ratios) {
-                            out.ratio_lo[i] = o.ratio_lo;
-                            out.ratio_hi[i] = o.ratio_hi;
-                        }
-                    }
-                }
-            } else {
-                const bool hit = bits == facts.rn_bits ||
-                                 (model.decides == rule::faithful && (bits == facts.rd_bits || bits == facts.ru_bits));
-                if (hit || magnitude != 0) {  // a zero may be accepted for its sign (any_zero_sign)
-                    decided = true;
-                    out.covered[i] = hit;
-                    if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = hit ? 0 : std::numeric_limits<double>::infinity();
-                }
-            }
-        }
-        if (decided) continue;
+        const bits_t magnitude = static_cast<bits_t>(tr::to_bits(results[i]) & ~sign_bit);
+        if (facts.usable && magnitude < special && decide_by_filter(results, i, facts, model, ratios, out))
+            continue;  // finite results only
         ++out.exact_path;
         std::optional<prepared_reference> own;
         if (one_reference && !shared) shared = prepare(ref, model, f);
@@ -1040,37 +1050,8 @@ array_decisions decide_compact(std::span<const T> results, const compact_referen
     for (std::size_t i = 0; i < n; ++i) {
         const bits_t bits = tr::to_bits(results[i]);
         const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
-        bool decided = false;
-        if (magnitude < special && decider.facts(i, facts)) {
-            if (model.decides == rule::bound) {
-                if (bits != sign_bit && !ratios) {  // the decision only (covers_flags)
-                    const detail::filter_verdict v = detail::filter_decision(result_value(results[i]), facts.bounds);
-                    if (v != detail::filter_verdict::undecided) {
-                        out.covered[i] = v == detail::filter_verdict::covered;
-                        continue;
-                    }
-                } else if (bits != sign_bit) {  // -0.0 has its own rule
-                    const detail::filter_outcome o = detail::filter_element(result_value(results[i]), facts.bounds);
-                    if (o.verdict != detail::filter_verdict::undecided) {
-                        decided = true;
-                        out.covered[i] = o.verdict == detail::filter_verdict::covered;
-                        if (ratios) {
-                            out.ratio_lo[i] = o.ratio_lo;
-                            out.ratio_hi[i] = o.ratio_hi;
-                        }
-                    }
-                }
-            } else {
-                const bool hit = bits == facts.rn_bits ||
-                                 (model.decides == rule::faithful && (bits == facts.rd_bits || bits == facts.ru_bits));
-                if (hit || magnitude != 0) {  // a zero may be accepted for its sign (any_zero_sign)
-                    decided = true;
-                    out.covered[i] = hit;
-                    if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = hit ? 0 : std::numeric_limits<double>::infinity();
-                }
-            }
-        }
-        if (decided) continue;
+        if (magnitude < special && decider.facts(i, facts) && decide_by_filter(results, i, facts, model, ratios, out))
+            continue;
         ++out.exact_path;
         if (!scratch) scratch = std::make_unique<reference>();
         decider.materialize(i, *scratch);
