@@ -141,6 +141,60 @@ TEST(Dot, ProductsThatUnderflowOrOverflowInTheInputFormat) {
     }
 }
 
+// Pass 1 of the narrow formats bounds a block's top from the largest operand field of each side and the smallest
+// product from f_x + f_y, without forming products: blocks whose largest x and largest y sit in different pairs (the
+// bound is then above every product), products on either side of the window's edge below that bound, and products of
+// normal operands just below and just above 2^emin (where min_product_exponent needs the exact smallest product).
+TEST(Dot, NarrowBlocksWithALooseTopAndProductsNearEmin) {
+    for (const format_info* f : {&binary32_info, &binary16_info, &bfloat16_info}) {
+        SCOPED_TRACE(std::string(f->name));
+        const int frac_bits = f->precision - 1;
+        const int bias = f->emax;
+        auto value = [&](bool neg, int exponent, std::uint64_t fr) {
+            return (std::uint64_t{neg} << (f->storage_bits - 1)) |
+                   (static_cast<std::uint64_t>(exponent + bias) << frac_bits) | fr;
+        };
+        const std::uint64_t all_frac = (std::uint64_t{1} << frac_bits) - 1;
+        std::mt19937_64 rng(20261202);
+        for (int below = 20; below <= 28; ++below) {  // products around the window's edge (W = 24)
+            for (std::size_t n : {std::size_t{1024}, std::size_t{2049}}) {
+                SCOPED_TRACE("below=" + std::to_string(below) + " n=" + std::to_string(n));
+                bits_vector x(n), y(n);
+                for (std::size_t i = 0; i < n; ++i) {
+                    x[i] = value(rng() & 1, static_cast<int>(rng() % 3), rng() & all_frac);
+                    y[i] = value(rng() & 1, static_cast<int>(rng() % 3), rng() & all_frac);
+                }
+                for (std::size_t b = 0; b < n; b += 1024) {
+                    const int hi = std::min(f->emax - 1, 6);
+                    x[b + 5] = value(false, hi, all_frac), y[b + 5] = value(true, 0, 1);  // the largest x
+                    x[b + 17] = value(false, 0, 3), y[b + 17] = value(false, hi, all_frac);  // the largest y
+                    const int e = std::max(hi + 2 - below, f->emin);
+                    x[b + 40] = value(true, e, rng() & all_frac), y[b + 40] = value(false, 0, rng() & all_frac);
+                }
+                expect_matches_oracles(dot_any(*f, x, y), x, y, *f);
+                if (::testing::Test::HasFailure()) return;
+            }
+        }
+        // a block of products at the top of the bound, all of one sign: lane sums at their largest (a top below the
+        // largest product's field would overflow them)
+        for (int e : {0, std::min(f->emax - 1, 6)}) {
+            const bits_vector x(2048, value(false, e, all_frac)), y(2048, value(true, e, all_frac));
+            expect_matches_oracles(dot_any(*f, x, y), x, y, *f);
+        }
+        // normal operands whose product lies just below, at or just above 2^emin
+        for (int shift = -2; shift <= 1; ++shift) {
+            const int ex = f->emin / 2, ey = f->emin - ex + shift;
+            bits_vector x(1500, value(false, 0, 0)), y(1500, value(true, 0, 5));
+            x[700] = value(false, ex, all_frac), y[700] = value(false, ey, 0);
+            x[1300] = value(true, ex, 0), y[1300] = value(false, ey, 1);
+            SCOPED_TRACE("shift=" + std::to_string(shift));
+            const reference r = dot_any(*f, x, y);
+            expect_matches_oracles(r, x, y, *f);
+            EXPECT_EQ(r.product_may_underflow, shift < 0);
+        }
+    }
+}
+
 TEST(Dot, SpecialValuesAndSignedZeros) {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
