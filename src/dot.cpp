@@ -75,12 +75,16 @@ struct lane_sums {
 // (0 or -1). top: the window's base exponent field, >= the term's field and > W, so that a zero (field 0) lies below
 // the window and adds nothing (its implicit bit would be wrong); the callers keep it so (f64_scan_block: top > W + 52
 // for the error terms' window top - 52).
+// Clamp (the single-pass narrow blocks, whose top is a guess checked afterwards): shifts are capped at W, so a term
+// above a wrong top gives a wrong lane sum (the block is then redone) but never an overflow.
+template <bool Clamp = false>
 inline void add_to_lanes(std::uint64_t bits, std::int64_t top, std::int64_t t_sign, std::int64_t& s_hi,
                          std::int64_t& s_lo, std::int64_t& t_hi, std::int64_t& t_lo, std::uint64_t& flagged) noexcept {
     constexpr std::uint64_t frac = (std::uint64_t{1} << 52) - 1;
     const auto field = static_cast<std::int64_t>((bits >> 52) & 0x7FF);
     const std::uint64_t m = (bits & frac) | (std::uint64_t{1} << 52);
-    const std::int64_t shift = field - (top - window);
+    std::int64_t shift = field - (top - window);
+    if constexpr (Clamp) shift = shift < window ? shift : window;
     const bool in = shift >= 0;
     const std::int64_t amount = in ? shift : 0;
     std::int64_t hi = static_cast<std::int64_t>(m >> 26) << amount;
@@ -162,35 +166,70 @@ struct narrow_scan {
     field_range fields;  // max_field: an upper bound (above); min_field: unused
     std::int64_t low;
 };
+// The reductions of pass 1 over a block's operand fields (narrow_scan above), one pair at a time.
 template <narrow_kind K, class Bits>
-inline narrow_scan narrow_scan_block(const Bits* x, const Bits* y, std::size_t n, Bits field_mask,
-                                     Bits frac_mask) noexcept {
-    constexpr int shift = K == narrow_kind::f32 ? 23 : K == narrow_kind::f16 ? 10 : 7;
-    constexpr std::int64_t offset = 1023 - (K == narrow_kind::f16 ? 15 : 127);  // binary64 field - operand field
-    constexpr std::int32_t none = 0x7FFF;  // above any f_x + f_y
+struct operand_fields {
+    static constexpr int shift = K == narrow_kind::f32 ? 23 : K == narrow_kind::f16 ? 10 : 7;
+    static constexpr std::int64_t offset = 1023 - (K == narrow_kind::f16 ? 15 : 127);  // binary64 - operand field
+    static constexpr std::int32_t none = 0x7FFF;                                       // above any f_x + f_y
     Bits special = 0, subnormal = 0;
     std::int32_t hx = 0, hy = 0, lo = none;  // signed: GCC vectorizes these reductions, not the unsigned ones
-    for (std::size_t i = 0; i < n; ++i) {
-        special |= static_cast<Bits>(((x[i] & field_mask) == field_mask) | ((y[i] & field_mask) == field_mask));
-        subnormal |= static_cast<Bits>((((x[i] & field_mask) == 0) & ((x[i] & frac_mask) != 0)) |
-                                       (((y[i] & field_mask) == 0) & ((y[i] & frac_mask) != 0)));
-        const auto fx = static_cast<std::int32_t>((x[i] & field_mask) >> shift);
-        const auto fy = static_cast<std::int32_t>((y[i] & field_mask) >> shift);
+
+    void observe(Bits x, Bits y, Bits field_mask, Bits frac_mask) noexcept {
+        special |= static_cast<Bits>(((x & field_mask) == field_mask) | ((y & field_mask) == field_mask));
+        subnormal |= static_cast<Bits>((((x & field_mask) == 0) & ((x & frac_mask) != 0)) |
+                                       (((y & field_mask) == 0) & ((y & frac_mask) != 0)));
+        const auto fx = static_cast<std::int32_t>((x & field_mask) >> shift);
+        const auto fy = static_cast<std::int32_t>((y & field_mask) >> shift);
         hx = hx > fx ? hx : fx;
         hy = hy > fy ? hy : fy;
         const std::int32_t sum = (fx == 0) | (fy == 0) ? none : fx + fy;  // a zero operand: a zero product
         lo = lo < sum ? lo : sum;
     }
-    const std::int64_t top = hx + hy + 2 * offset - 1023 + 1;
-    return {(special != 0 ? 1u : 0u) | (subnormal != 0 ? 2u : 0u),
-            {static_cast<std::uint64_t>(top < 0 ? 0 : top), 0x7FF},
-            lo == none ? std::int64_t{0x7FF} : lo + 2 * offset - 1023};
+    narrow_scan result() const noexcept {
+        const std::int64_t top = hx + hy + 2 * offset - 1023 + 1;
+        return {(special != 0 ? 1u : 0u) | (subnormal != 0 ? 2u : 0u),
+                {static_cast<std::uint64_t>(top < 0 ? 0 : top), 0x7FF},
+                lo == none ? std::int64_t{0x7FF} : lo + 2 * offset - 1023};
+    }
+};
+
+template <narrow_kind K, class Bits>
+inline narrow_scan narrow_scan_block(const Bits* x, const Bits* y, std::size_t n, Bits field_mask,
+                                     Bits frac_mask) noexcept {
+    operand_fields<K, Bits> scan;
+    for (std::size_t i = 0; i < n; ++i) scan.observe(x[i], y[i], field_mask, frac_mask);
+    return scan.result();
+}
+
+// Passes 1 and 2 in one: the scan of narrow_scan_block and the lane sums of narrow_lanes under a guessed window base
+// `top` (the previous block's bound). The lanes are valid when the block is clean (kind == 0) and the scan's bound
+// of its products' fields is at most `top`; otherwise the caller discards them and takes the two passes.
+struct narrow_fused {
+    narrow_scan scan;
+    lane_sums lanes;
+};
+template <narrow_kind K, class Bits>
+inline narrow_fused narrow_fused_block(const Bits* x, const Bits* y, std::size_t n, Bits field_mask, Bits frac_mask,
+                                       std::int64_t top) noexcept {
+    operand_fields<K, Bits> scan;
+    lane_sums r;
+    for (std::size_t i = 0; i < n; ++i) {
+        scan.observe(x[i], y[i], field_mask, frac_mask);
+        const double p = widen<K, false>(x[i]) * widen<K, false>(y[i]);
+        add_to_lanes<true>(std::bit_cast<std::uint64_t>(p), top, 0, r.s_hi, r.s_lo, r.t_hi, r.t_lo, r.flagged);
+    }
+    return {scan.result(), r};
 }
 
 #define EXACTREF_NARROW_KERNELS(name, K, Bits)                                                                      \
     EXACTREF_DOT_CLONES narrow_scan scan_##name(const Bits* x, const Bits* y, std::size_t n, Bits field_mask,      \
                                                 Bits frac_mask) {                                                \
         return narrow_scan_block<K>(x, y, n, field_mask, frac_mask);                                             \
+    }                                                                                                            \
+    EXACTREF_DOT_CLONES narrow_fused fused_##name(const Bits* x, const Bits* y, std::size_t n, Bits field_mask,   \
+                                                  Bits frac_mask, std::int64_t top) {                            \
+        return narrow_fused_block<K>(x, y, n, field_mask, frac_mask, top);                                       \
     }                                                                                                            \
     EXACTREF_DOT_CLONES field_range fields_##name(const Bits* x, const Bits* y, std::size_t n, bool sub) {        \
         return sub ? narrow_fields<K, true>(x, y, n) : narrow_fields<K, false>(x, y, n);                        \
@@ -456,6 +495,21 @@ const field_range* known_fields(const narrow_scan& scan, int emin) noexcept {
     return scan.kind == 0 && scan.low - 1023 >= emin ? &scan.fields : nullptr;
 }
 
+// The lane sums of a block under window base `top` into the accumulators, then its terms below the window one by one.
+template <narrow_kind K, class Bits>
+void finish_narrow_block(superaccumulator& s, superaccumulator& t, const Bits* xb, const Bits* yb, std::size_t m,
+                         bool sub, std::int64_t top, const lane_sums& r) {
+    constexpr Bits sign = static_cast<Bits>(Bits{1} << (8 * sizeof(Bits) - 1));
+    flush_lanes(s, t, r, top, false, m, [&](std::size_t i) { return ((xb[i] ^ yb[i]) & sign) != 0; });
+    if (r.flagged != 0) {
+        for (std::size_t i = 0; i < m; ++i) {
+            const std::uint64_t pb = std::bit_cast<std::uint64_t>(
+                sub ? widen<K, true>(xb[i]) * widen<K, true>(yb[i]) : widen<K, false>(xb[i]) * widen<K, false>(yb[i]));
+            if (top - static_cast<std::int64_t>((pb >> 52) & 0x7FF) > window) add_term_bits(s, t, pb, false);
+        }
+    }
+}
+
 // Steps D2, D4 for one kind of narrow format.
 template <narrow_kind K, class Bits>
 void add_narrow_block(superaccumulator& s, superaccumulator& t, const Bits* xb, const Bits* yb, std::size_t m,
@@ -479,63 +533,66 @@ void add_narrow_block(superaccumulator& s, superaccumulator& t, const Bits* xb, 
             __builtin_prefetch(next_y + i, 0, 3);
         }
     }
-    constexpr Bits sign = static_cast<Bits>(Bits{1} << (8 * sizeof(Bits) - 1));
-    flush_lanes(s, t, r, top, false, m, [&](std::size_t i) { return ((xb[i] ^ yb[i]) & sign) != 0; });
-    if (r.flagged != 0) {
-        for (std::size_t i = 0; i < m; ++i) {
-            const std::uint64_t pb = std::bit_cast<std::uint64_t>(
-                sub ? widen<K, true>(xb[i]) * widen<K, true>(yb[i]) : widen<K, false>(xb[i]) * widen<K, false>(yb[i]));
-            if (top - static_cast<std::int64_t>((pb >> 52) & 0x7FF) > window) add_term_bits(s, t, pb, false);
+    finish_narrow_block<K>(s, t, xb, yb, m, sub, top, r);
+}
+
+// Steps D1-D4 for narrow pairs, block by block. A block is done in one pass (fused_*) with the previous block's bound
+// plus one binade as its window base, which holds for data whose scale drifts slowly; it takes the two passes (scan,
+// then lanes) when that guess lies below the block's bound, or when the block holds an Inf/NaN or subnormal operand
+// or a product that may lie below 2^emin (known_fields).
+template <narrow_kind K, class Bits, class Scan, class Fused, class Fields, class Lanes>
+void add_narrow_pairs(superaccumulator& s, superaccumulator& t, const Bits* x, const Bits* y, std::size_t n, int emin,
+                      int& min_field, Bits field_mask, Bits frac_mask, Scan scan_fn, Fused fused_fn, Fields fields_fn,
+                      Lanes lanes_fn, detail::dot_accumulator& acc,
+                      void (detail::dot_accumulator::*slow)(std::uint64_t, std::uint64_t)) {
+    std::array<Bits, block_size> xs, ys;
+    std::int64_t guess = -1;  // none yet
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        const Bits* xb = x + start;
+        const Bits* yb = y + start;
+        narrow_scan scan;
+        if (guess >= 0) {
+            const narrow_fused f = fused_fn(xb, yb, len, field_mask, frac_mask, guess);
+            const field_range* known = known_fields(f.scan, emin);
+            if (known != nullptr && static_cast<std::int64_t>(known->max_field) <= guess) {
+                finish_narrow_block<K>(s, t, xb, yb, len, false, guess, f.lanes);
+                guess = std::max<std::int64_t>(static_cast<std::int64_t>(known->max_field), window + 1) + 1;
+                continue;
+            }
+            scan = f.scan;
+        } else {
+            scan = scan_fn(xb, yb, len, field_mask, frac_mask);  // Step D1 and pass 1
         }
+        guess = scan.kind == 0
+                    ? std::max<std::int64_t>(static_cast<std::int64_t>(scan.fields.max_field), window + 1) + 1
+                    : -1;
+        std::size_t m = len;
+        if (scan.kind & 1u) m = compact_specials<Bits>(xb, yb, len, field_mask, xs.data(), ys.data(), acc, slow);
+        if (m == 0) continue;
+        add_narrow_block<K>(s, t, xb, yb, m, (scan.kind & 2u) != 0, known_fields(scan, emin), min_field, fields_fn,
+                            lanes_fn, x + start + len, y + start + len, std::min(block_size, n - start - len));
     }
 }
 }  // namespace
 
 void dot_accumulator::add(const std::uint32_t* x, const std::uint32_t* y, std::size_t n) noexcept {
     count_ += n;
-    std::array<std::uint32_t, block_size> xs, ys;
-    constexpr std::uint32_t field_mask = 0x7F80'0000u, frac_mask = 0x007F'FFFFu;
-    for (std::size_t start = 0; start < n; start += block_size) {
-        const std::size_t len = std::min(block_size, n - start);
-        const std::uint32_t* xb = x + start;
-        const std::uint32_t* yb = y + start;
-        std::size_t m = len;
-        const narrow_scan scan = scan_f32(xb, yb, len, field_mask, frac_mask);  // Step D1 and pass 1
-        if (scan.kind & 1u) m = compact_specials<std::uint32_t>(xb, yb, len, field_mask, xs.data(), ys.data(), *this,
-                                                                &dot_accumulator::add_slow);
-        if (m == 0) continue;
-        add_narrow_block<narrow_kind::f32>(ref_.sum, ref_.abs_sum, xb, yb, m, (scan.kind & 2u) != 0,
-                                           known_fields(scan, f_->emin), min_field_, fields_f32, lanes_f32,
-                                           x + start + len, y + start + len, std::min(block_size, n - start - len));
-    }
+    add_narrow_pairs<narrow_kind::f32>(ref_.sum, ref_.abs_sum, x, y, n, f_->emin, min_field_, std::uint32_t{0x7F80'0000u},
+                                       std::uint32_t{0x007F'FFFFu}, scan_f32, fused_f32, fields_f32, lanes_f32, *this,
+                                       &dot_accumulator::add_slow);
 }
 
 void dot_accumulator::add(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept {
     count_ += n;
-    std::array<std::uint16_t, block_size> xs, ys;
-    const bool half = f_->id == dtype::float16;
-    const auto field_mask = static_cast<std::uint16_t>(half ? 0x7C00u : 0x7F80u);
-    const auto frac_mask = static_cast<std::uint16_t>(half ? 0x03FFu : 0x007Fu);
-    for (std::size_t start = 0; start < n; start += block_size) {
-        const std::size_t len = std::min(block_size, n - start);
-        const std::uint16_t* xb = x + start;
-        const std::uint16_t* yb = y + start;
-        std::size_t m = len;
-        const narrow_scan scan = half ? scan_f16(xb, yb, len, field_mask, frac_mask)
-                                      : scan_bf16(xb, yb, len, field_mask, frac_mask);  // Step D1 and pass 1
-        if (scan.kind & 1u) m = compact_specials<std::uint16_t>(xb, yb, len, field_mask, xs.data(), ys.data(), *this,
-                                                                &dot_accumulator::add_slow);
-        if (m == 0) continue;
-        const field_range* known = known_fields(scan, f_->emin);
-        if (half)
-            add_narrow_block<narrow_kind::f16>(ref_.sum, ref_.abs_sum, xb, yb, m, (scan.kind & 2u) != 0, known,
-                                               min_field_, fields_f16, lanes_f16, x + start + len, y + start + len,
-                                               std::min(block_size, n - start - len));
-        else
-            add_narrow_block<narrow_kind::bf16>(ref_.sum, ref_.abs_sum, xb, yb, m, (scan.kind & 2u) != 0, known,
-                                                min_field_, fields_bf16, lanes_bf16, x + start + len, y + start + len,
-                                                std::min(block_size, n - start - len));
-    }
+    if (f_->id == dtype::float16)
+        add_narrow_pairs<narrow_kind::f16>(ref_.sum, ref_.abs_sum, x, y, n, f_->emin, min_field_,
+                                           std::uint16_t{0x7C00u}, std::uint16_t{0x03FFu}, scan_f16, fused_f16,
+                                           fields_f16, lanes_f16, *this, &dot_accumulator::add_slow);
+    else
+        add_narrow_pairs<narrow_kind::bf16>(ref_.sum, ref_.abs_sum, x, y, n, f_->emin, min_field_,
+                                            std::uint16_t{0x7F80u}, std::uint16_t{0x007Fu}, scan_bf16, fused_bf16,
+                                            fields_bf16, lanes_bf16, *this, &dot_accumulator::add_slow);
 }
 
 void dot_accumulator::add_wide(const std::uint64_t* x, const std::uint64_t* y, std::size_t n) noexcept {

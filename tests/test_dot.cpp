@@ -175,6 +175,20 @@ TEST(Dot, NarrowBlocksWithALooseTopAndProductsNearEmin) {
                 if (::testing::Test::HasFailure()) return;
             }
         }
+        // blocks whose scale jumps up (the previous block's bound is then too low a window base for the single pass)
+        // and down (the guess lies far above the block: terms fall below its window)
+        for (int jump : {1, 2, 5, 12}) {
+            const int e_hi = std::min(f->emax - 1, jump);
+            bits_vector x(5 * 1024), y(5 * 1024);
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const std::size_t b = i / 1024;
+                const int e = b == 1 || b == 3 ? e_hi : b == 2 ? -e_hi : 0;
+                x[i] = value(rng() & 1, e - static_cast<int>(rng() % 4), rng() & all_frac);
+                y[i] = value(rng() & 1, e - static_cast<int>(rng() % 4), rng() & all_frac);
+            }
+            SCOPED_TRACE("jump=" + std::to_string(jump));
+            expect_matches_oracles(dot_any(*f, x, y), x, y, *f);
+        }
         // a block of products at the top of the bound, all of one sign: lane sums at their largest (a top below the
         // largest product's field would overflow them)
         for (int e : {0, std::min(f->emax - 1, 6)}) {
