@@ -93,9 +93,46 @@ void expect_same_products(const product_reference& x, const product_reference& y
 
 const format_info* const all_formats[] = {&binary64_info, &binary32_info, &binary16_info, &bfloat16_info};
 
-matmul_options sliced(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices}; }
-matmul_options unpaired(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices, false}; }
+// The engine of the sliced products of the test that runs: every GemmEngine test runs once per engine and dispatch
+// level (binary64, int8-vnni where the CPU has it, int8-plain), so the oracle checks below cover each of them.
+gemm_engine current_engine = gemm_engine::binary64;
+
+matmul_options sliced(int max_slices = 0, unsigned threads = 2) {
+    return {matmul_method::sliced, threads, max_slices, true, current_engine};
+}
+matmul_options unpaired(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices, false, current_engine}; }
 matmul_options per_element() { return {matmul_method::per_element, 2, 0}; }
+
+class GemmEngine : public ::testing::TestWithParam<gemm_engine> {
+protected:
+    void SetUp() override {
+        current_engine = GetParam();
+        if (current_engine == gemm_engine::int8_vnni && !supports_int8_vnni())
+            GTEST_SKIP() << "this CPU or OS has no AVX-512 VNNI: int8-vnni is tested where it runs";
+    }
+    void TearDown() override { current_engine = gemm_engine::binary64; }
+
+public:
+    // Whether a forced int8-vnni product runs here (it throws std::runtime_error where it cannot).
+    static bool supports_int8_vnni() {
+        const std::vector<float> one{1.0f};
+        try {
+            (void)exact_matmul(row_major<float>(one, 1, 1), row_major<float>(one, 1, 1),
+                               matmul_options{matmul_method::sliced, 1, 0, true, gemm_engine::int8_vnni});
+            return true;
+        } catch (const std::runtime_error&) {
+            return false;
+        }
+    }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, GemmEngine,
+                         ::testing::Values(gemm_engine::binary64, gemm_engine::int8_vnni, gemm_engine::int8_plain),
+                         [](const ::testing::TestParamInfo<gemm_engine>& info) {
+                             std::string name = engine_name(info.param);
+                             for (char& ch : name)
+                                 if (ch == '-') ch = '_';
+                             return name;
+                         });
 
 TEST(Gemm, DocumentedExample) {
     const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
@@ -107,7 +144,7 @@ TEST(Gemm, DocumentedExample) {
     EXPECT_EQ(refs.cols, 2u);
 }
 
-TEST(Gemm, RandomSmallShapesMatchTheOraclesBothMethods) {
+TEST_P(GemmEngine, RandomSmallShapesMatchTheOraclesBothMethods) {
     struct shape {
         std::size_t m, k, n;
     };
@@ -145,7 +182,7 @@ TEST(Gemm, RandomSmallShapesMatchTheOraclesBothMethods) {
 }
 
 // K = 0: every element is the empty sum (+0.0, count 0; count 1 with C0).
-TEST(Gemm, EmptyInnerDimension) {
+TEST_P(GemmEngine, EmptyInnerDimension) {
     std::mt19937_64 rng(12);
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));
@@ -159,7 +196,7 @@ TEST(Gemm, EmptyInnerDimension) {
 }
 
 // Gaussian data of moderate size: the planner's slicing against the dot path everywhere and the oracles on a sample.
-TEST(Gemm, GaussianMatricesBothFormats) {
+TEST_P(GemmEngine, GaussianMatricesBothFormats) {
     std::mt19937_64 rng(31337);
     std::normal_distribution<double> normal(0.0, 1.0);
     const std::size_t m = 33, k = 700, n = 29;
@@ -203,7 +240,7 @@ TEST(Gemm, GaussianMatricesBothFormats) {
 // 0 and 1 are all ones and a paired operand is 2^(w+1) - 2), one sign, K at and around the powers of two where
 // K·2^(2w+2) <= 2^53 is tight: every partial sum of a paired GEMM is then as large as the bound allows. A slice width
 // one bit too wide would round some partial sum (caught here: planted, see the note below). Mixed signs as well.
-TEST(Gemm, PairedSlicesAtTheirLargestMagnitudes) {
+TEST_P(GemmEngine, PairedSlicesAtTheirLargestMagnitudes) {
     for (const format_info* f : {&binary64_info, &binary32_info}) {
         const std::uint64_t all_ones = (static_cast<std::uint64_t>(f->emax) << (f->precision - 1)) |
                                        ((std::uint64_t{1} << (f->precision - 1)) - 1);  // 2 - 2^(1-p)
@@ -217,8 +254,11 @@ TEST(Gemm, PairedSlicesAtTheirLargestMagnitudes) {
                 for (std::size_t t = 0; t < 3 * k; ++t) b.v.push_back(all_ones | (mixed_signs && t % 5 == 2 ? sign : 0));
                 const product_reference p = exact_of(*f, a, b, nullptr, sliced());
                 SCOPED_TRACE(p.plan().describe());
-                EXPECT_EQ(p.plan().paired, std::min(p.plan().slices_a, p.plan().slices_b) >= 2);
-                if (k >= 1023) EXPECT_TRUE(p.plan().paired);  // 24 or 53 bits need 2 or 3 slices of w <= 20 bits
+                EXPECT_EQ(p.plan().engine, current_engine);
+                if (current_engine == gemm_engine::binary64) {  // the int8 engine never pairs (7-bit slices)
+                    EXPECT_EQ(p.plan().paired, std::min(p.plan().slices_a, p.plan().slices_b) >= 2);
+                    if (k >= 1023) EXPECT_TRUE(p.plan().paired);
+                }  // 24 or 53 bits need 2 or 3 slices of w <= 20 bits
                 expect_product_matches_oracles(p, a, b, *f);
                 expect_same_products(p, exact_of(*f, a, b, nullptr, per_element()));
                 expect_same_products(exact_of(*f, a, b, nullptr, unpaired()), p);
@@ -231,7 +271,7 @@ TEST(Gemm, PairedSlicesAtTheirLargestMagnitudes) {
 // test from K = 2 on (binary64, 26-bit slices: a paired partial sum reaches 2^54 and rounds); restored.
 
 // Rows and columns whose entries span the whole exponent range: most bits lie below the last slice.
-TEST(Gemm, HugeSpreadsGoThroughFarEntries) {
+TEST_P(GemmEngine, HugeSpreadsGoThroughFarEntries) {
     std::mt19937_64 rng(4242);
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));
@@ -245,7 +285,7 @@ TEST(Gemm, HugeSpreadsGoThroughFarEntries) {
     }
 }
 
-TEST(Gemm, SpecialValuesSignedZerosAndEmptyProducts) {
+TEST_P(GemmEngine, SpecialValuesSignedZerosAndEmptyProducts) {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
     // Row 0: signed zeros only; row 1: Inf meets Inf and 0; row 2: NaN; row 3: ordinary.
@@ -268,7 +308,7 @@ TEST(Gemm, SpecialValuesSignedZerosAndEmptyProducts) {
     EXPECT_TRUE(std::signbit(p.element(0, 0).nearest<double>()));
 }
 
-TEST(Gemm, StorageOrdersStridesAndAnExistingOutput) {
+TEST_P(GemmEngine, StorageOrdersStridesAndAnExistingOutput) {
     std::mt19937_64 rng(8);
     const std::size_t m = 5, k = 40, n = 6;
     const bits_matrix a = random_matrix(binary32_info, m, k, orc::term_mix::clustered, rng);
@@ -297,7 +337,7 @@ TEST(Gemm, StorageOrdersStridesAndAnExistingOutput) {
     }
 }
 
-TEST(Gemm, IndependentOfTheFloatingPointEnvironment) {
+TEST_P(GemmEngine, IndependentOfTheFloatingPointEnvironment) {
     std::mt19937_64 rng(9);
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));
@@ -320,12 +360,12 @@ TEST(Gemm, IndependentOfTheFloatingPointEnvironment) {
     }
 }
 
-TEST(Gemm, ThreadCountDoesNotChangeAnything) {
+TEST_P(GemmEngine, ThreadCountDoesNotChangeAnything) {
     std::mt19937_64 rng(10);
     const bits_matrix a = random_matrix(binary64_info, 70, 130, orc::term_mix::clustered, rng);
     const bits_matrix b = random_matrix(binary64_info, 130, 150, orc::term_mix::cancelling, rng);
-    const product_reference one = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 1, 0});
-    const product_reference three = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 3, 0});
+    const product_reference one = exact_of(binary64_info, a, b, nullptr, sliced(0, 1));
+    const product_reference three = exact_of(binary64_info, a, b, nullptr, sliced(0, 3));
     expect_same_products(one, three);
 }
 
