@@ -137,30 +137,40 @@ void micro_plain(const std::uint8_t* a, const std::int8_t* b, std::size_t quads,
 #ifdef EXACTREF_INT8_VNNI
 #define EXACTREF_TARGET_VNNI [[gnu::target(EXACTREF_V4_FEATURES ",avx512vnni")]]
 
-// 24 zmm accumulators (2 vectors of rows x 12 columns); per quad 2 loads of A and 12 broadcasts of B (folded into
-// vpdpbusd's memory operand), so the loop is bound by the 24 vpdpbusd.
+// 24 zmm accumulators (2 vectors of rows x 12 columns), named one by one so that GCC keeps every one in a register
+// (an array of them is spilled to the stack); per quad 2 loads of A and 12 broadcasts of B, so the loop is bound by
+// the 24 vpdpbusd.
 EXACTREF_TARGET_VNNI void micro_vnni(const std::uint8_t* a, const std::int8_t* b, std::size_t quads, std::int32_t* c,
                                      bool first) noexcept {
-    __m512i acc[nr][2];
-    for (auto& col : acc) col[0] = col[1] = _mm512_setzero_si512();
+#define EXACTREF_ACC(col) __m512i lo##col = _mm512_setzero_si512(), hi##col = _mm512_setzero_si512();
+    EXACTREF_ACC(0) EXACTREF_ACC(1) EXACTREF_ACC(2) EXACTREF_ACC(3) EXACTREF_ACC(4) EXACTREF_ACC(5)
+    EXACTREF_ACC(6) EXACTREF_ACC(7) EXACTREF_ACC(8) EXACTREF_ACC(9) EXACTREF_ACC(10) EXACTREF_ACC(11)
+#undef EXACTREF_ACC
     for (std::size_t l4 = 0; l4 < quads; ++l4) {
         const __m512i a0 = _mm512_loadu_si512(a + l4 * mr * 4);
         const __m512i a1 = _mm512_loadu_si512(a + l4 * mr * 4 + 64);
         const std::int8_t* bp = b + l4 * nr * 4;
-        for (std::size_t col = 0; col < nr; ++col) {
-            std::int32_t quad;
-            std::memcpy(&quad, bp + col * 4, 4);
-            const __m512i bb = _mm512_set1_epi32(quad);
-            acc[col][0] = _mm512_dpbusd_epi32(acc[col][0], a0, bb);
-            acc[col][1] = _mm512_dpbusd_epi32(acc[col][1], a1, bb);
-        }
+#define EXACTREF_STEP(col)                                                                  \
+    {                                                                                       \
+        std::int32_t quad;                                                                  \
+        std::memcpy(&quad, bp + (col) * 4, 4);                                              \
+        const __m512i bb = _mm512_set1_epi32(quad);                                         \
+        lo##col = _mm512_dpbusd_epi32(lo##col, a0, bb);                                     \
+        hi##col = _mm512_dpbusd_epi32(hi##col, a1, bb);                                     \
     }
-    for (std::size_t col = 0; col < nr; ++col)
-        for (int v = 0; v < 2; ++v) {
-            std::int32_t* cp = c + col * mr + static_cast<std::size_t>(v) * 16;
-            const __m512i old = first ? _mm512_setzero_si512() : _mm512_loadu_si512(cp);
-            _mm512_storeu_si512(cp, _mm512_add_epi32(old, acc[col][v]));
-        }
+        EXACTREF_STEP(0) EXACTREF_STEP(1) EXACTREF_STEP(2) EXACTREF_STEP(3) EXACTREF_STEP(4) EXACTREF_STEP(5)
+        EXACTREF_STEP(6) EXACTREF_STEP(7) EXACTREF_STEP(8) EXACTREF_STEP(9) EXACTREF_STEP(10) EXACTREF_STEP(11)
+#undef EXACTREF_STEP
+    }
+#define EXACTREF_STORE(col)                                                                                  \
+    {                                                                                                        \
+        std::int32_t* cp = c + (col) * mr;                                                                   \
+        _mm512_storeu_si512(cp, first ? lo##col : _mm512_add_epi32(_mm512_loadu_si512(cp), lo##col));      \
+        _mm512_storeu_si512(cp + 16, first ? hi##col : _mm512_add_epi32(_mm512_loadu_si512(cp + 16), hi##col)); \
+    }
+    EXACTREF_STORE(0) EXACTREF_STORE(1) EXACTREF_STORE(2) EXACTREF_STORE(3) EXACTREF_STORE(4) EXACTREF_STORE(5)
+    EXACTREF_STORE(6) EXACTREF_STORE(7) EXACTREF_STORE(8) EXACTREF_STORE(9) EXACTREF_STORE(10) EXACTREF_STORE(11)
+#undef EXACTREF_STORE
 }
 
 // AVX-512 VNNI is usable when the CPU has it (cpuid leaf 7: AVX512F, AVX512BW, AVX512_VNNI) and the OS saves the
@@ -193,19 +203,21 @@ micro_kernel kernel_of(gemm_engine engine) {
 }
 
 // Step S4 for one pass over the output columns of tiles [jt0, jt1): for every slice pair (p, q) and chunk of K,
-// the int32 products of all row tiles into `c32`, then widened into level p + q of `out` (with the s pass's offset
-// correction once per pair, over all of K).
+// the int32 products of all row tiles into `c32`, then widened into level p + q of a block-local int64 copy of the
+// levels (level-major, so that the widening is a contiguous vector loop), which goes into `out` at the end with the
+// s pass's offset correction (128·Σ_l beta_q(l, j) for every pair (p, q) of the level).
 void multiply_columns(const product_reference::state& st, const packed& pk, micro_kernel kernel, bool absolute,
                       std::size_t jt0, std::size_t jt1, std::vector<std::int64_t>& out) {
     const std::size_t m = st.m, n = st.n, quads = pk.quads;
-    const auto stride = static_cast<std::size_t>(st.levels);
-    const std::size_t tiles = jt1 - jt0;
+    const auto levels = static_cast<std::size_t>(st.levels);
+    const std::size_t tiles = jt1 - jt0, cols = tiles * nr;
     std::vector<std::int32_t> c32(tiles * pk.tiles_m * mr * nr);
+    std::vector<std::int64_t> block(levels * cols * m, 0);  // level t, column jj, row i at (t·cols + jj)·m + i
     for (int p = 0; p < st.sa; ++p)
         for (int q = 0; q < st.sb; ++q) {
             const std::uint8_t* ap = pk.a.data() + static_cast<std::size_t>(p) * pk.tiles_m * quads * mr * 4;
             const std::int8_t* bq = pk.b.data() + static_cast<std::size_t>(q) * pk.tiles_n * quads * nr * 4;
-            const std::size_t level = static_cast<std::size_t>(p + q);
+            std::int64_t* level = block.data() + static_cast<std::size_t>(p + q) * cols * m;
             for (std::size_t c0 = 0; c0 < quads; c0 += chunk_k / 4) {
                 const std::size_t c1 = std::min(quads, c0 + chunk_k / 4);
                 for (std::size_t k0 = c0; k0 < c1; k0 += kc / 4) {
@@ -215,31 +227,41 @@ void multiply_columns(const product_reference::state& st, const packed& pk, micr
                             kernel(ap + (it * quads + k0) * mr * 4, bq + (jt * quads + k0) * nr * 4, k1 - k0,
                                    c32.data() + ((jt - jt0) * pk.tiles_m + it) * mr * nr, k0 == c0);
                 }
-                // The chunk's lanes (each |.| < 2^31, exact) into the int64 levels.
-                for (std::size_t jt = jt0; jt < jt1; ++jt)
-                    for (std::size_t col = 0; col < nr; ++col) {
-                        const std::size_t j = jt * nr + col;
-                        if (j >= n) break;
-                        for (std::size_t it = 0; it < pk.tiles_m; ++it) {
-                            const std::int32_t* cp = c32.data() + ((jt - jt0) * pk.tiles_m + it) * mr * nr + col * mr;
-                            const std::size_t rows = std::min(mr, m - it * mr);
-                            for (std::size_t r = 0; r < rows; ++r)
-                                out[(j * m + it * mr + r) * stride + level] += cp[r];
-                        }
+                // The chunk's lanes (each |.| < 2^31, exact) widened into the int64 level.
+                for (std::size_t jj = 0; jj < cols; ++jj) {
+                    const std::size_t t = jj / nr, col = jj % nr;
+                    std::int64_t* dst = level + jj * m;
+                    for (std::size_t it = 0; it < pk.tiles_m; ++it) {
+                        const std::int32_t* cp = c32.data() + (t * pk.tiles_m + it) * mr * nr + col * mr;
+                        const std::size_t rows = std::min(mr, m - it * mr);
+                        for (std::size_t r = 0; r < rows; ++r) dst[it * mr + r] += cp[r];
                     }
-            }
-            if (!absolute)  // Σ (alpha + 128)·beta - 128·Σ beta = Σ alpha·beta
-                for (std::size_t j = jt0 * nr; j < std::min(n, jt1 * nr); ++j) {
-                    const std::int64_t offset = 128 * pk.col_sum[static_cast<std::size_t>(q) * n + j];
-                    for (std::size_t i = 0; i < m; ++i) out[(j * m + i) * stride + level] -= offset;
                 }
+            }
         }
+    for (std::size_t jj = 0; jj < cols; ++jj) {
+        const std::size_t j = jt0 * nr + jj;
+        if (j >= n) break;
+        for (std::size_t t = 0; t < levels; ++t) {
+            std::int64_t offset = 0;  // Σ (alpha + 128)·beta - 128·Σ beta = Σ alpha·beta, per pair of level t
+            if (!absolute)
+                for (int q = 0; q < st.sb; ++q) {
+                    const int p = static_cast<int>(t) - q;
+                    if (p >= 0 && p < st.sa) offset += 128 * pk.col_sum[static_cast<std::size_t>(q) * n + j];
+                }
+            const std::int64_t* src = block.data() + (t * cols + jj) * m;
+            for (std::size_t i = 0; i < m; ++i) out[(j * m + i) * levels + t] += src[i] - offset;
+        }
+    }
 }
 
-// Column tiles per worker block: the thread count's share, at most what keeps a block's int32 lanes within 4 MiB.
-std::size_t tiles_per_block(std::size_t tiles_n, std::size_t tiles_m, unsigned threads) {
+// Column tiles per worker block: at most the thread count's share, and few enough that the block's int32 lanes and
+// its part of the int64 levels (widened into once per slice pair and chunk) stay within about 1 MiB, the L2 cache;
+// a smaller block costs the micro-kernels nothing (each reads its A panels per column tile anyway).
+std::size_t tiles_per_block(std::size_t tiles_n, std::size_t tiles_m, std::size_t levels, unsigned threads) {
     const std::size_t share = (tiles_n + std::max(1u, threads) - 1) / std::max(1u, threads);
-    const std::size_t cap = std::max<std::size_t>(1, (std::size_t{4} << 20) / (tiles_m * mr * nr * sizeof(std::int32_t)));
+    const std::size_t tile_bytes = tiles_m * mr * nr * (sizeof(std::int32_t) + levels * sizeof(std::int64_t));
+    const std::size_t cap = std::max<std::size_t>(1, (std::size_t{1} << 20) / tile_bytes);
     return std::max<std::size_t>(1, std::min(share, cap));
 }
 
@@ -273,7 +295,7 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
     for (int pass = 0; pass < 2; ++pass) {
         const bool absolute = pass == 1;
         pack(st, absolute, threads, pk);
-        const std::size_t block = tiles_per_block(pk.tiles_n, pk.tiles_m, threads);
+        const std::size_t block = tiles_per_block(pk.tiles_n, pk.tiles_m, stride, threads);
         std::vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
         parallel_for(pk.tiles_n, threads, block, [&](std::size_t jt0, std::size_t jt1) {
             multiply_columns(st, pk, kernel, absolute, jt0, jt1, out);
@@ -282,7 +304,8 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
             const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (pk.tiles_n + block - 1) / block);
             st.plan.peak_bytes = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) + pk.a.size() +
                                  pk.b.size() + sizeof(std::int64_t) * pk.col_sum.size() +
-                                 workers * block * pk.tiles_m * mr * nr * sizeof(std::int32_t) +
+                                 workers * block * nr * (pk.tiles_m * mr * sizeof(std::int32_t) +
+                                                         m * stride * sizeof(std::int64_t)) +
                                  sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
         }
     }
