@@ -15,6 +15,10 @@
 //                K·2^(2w+2) <= 2^53) takes 3 GEMMs instead of 4 for 2 x 2 slices. Bits below the last slice, and
 //                Inf/NaN operands, are added exactly per element when the element is read. The slice counts adapt to
 //                the data, so the result is exact for every input.
+//                The slice products run on one of two engines (gemm_engine): binary64 slices in OpenBLAS's DGEMM,
+//                or 7-bit int8 slices with exact int32 accumulation (AVX-512 VNNI, or portable C++), K cut into
+//                chunks of at most 65536 products so that no int32 wraps (65536·255·127 < 2^31); the planner prices
+//                both with their measured costs, and the values are the same bit for bit.
 //   per_element  one superaccumulator dot product per element (the simple reference; K products per element).
 // automatic picks the cheaper one from the shapes and the data (2·plan().slice_gemms binary64 GEMMs for sliced:
 // 6 for binary32 N(0, 1) data at K = 1024).
