@@ -69,17 +69,18 @@ struct packed {
     std::vector<std::int64_t> col_sum;  // s pass: Σ_l beta_q(l, j) at q·n + j (the offset's correction)
 };
 
-// Step S3 for one pass: the slices of A (alpha + 128, or |alpha| when `absolute`) and of B (beta, or |beta|).
-void pack(const product_reference::state& st, bool absolute, unsigned threads, packed& pk) {
+// Step S3 for the s pass: the slices of A as alpha + 128 and of B as beta, and the column sums of B's slices (the T
+// pass derives its operands from these bytes).
+void pack(const product_reference::state& st, unsigned threads, packed& pk) {
     const std::size_t m = st.m, n = st.n, k = st.k;
     const int sa = st.sa, sb = st.sb;
     pk.tiles_m = (m + mr - 1) / mr;
     pk.tiles_n = (n + nr - 1) / nr;
     pk.quads = (k + 3) / 4;
     const std::size_t kp = pk.quads * 4;
-    pk.a.assign(static_cast<std::size_t>(sa) * pk.tiles_m * kp * mr, absolute ? 0 : 128);
+    pk.a.assign(static_cast<std::size_t>(sa) * pk.tiles_m * kp * mr, 128);
     pk.b.assign(static_cast<std::size_t>(sb) * pk.tiles_n * kp * nr, 0);
-    pk.col_sum.assign(absolute ? 0 : static_cast<std::size_t>(sb) * n, 0);
+    pk.col_sum.assign(static_cast<std::size_t>(sb) * n, 0);
     parallel_for(m, threads, mr, [&](std::size_t i0, std::size_t i1) {
         for (std::size_t i = i0; i < i1; ++i) {
             const std::size_t it = i / mr, r = i % mr;
@@ -90,7 +91,7 @@ void pack(const product_reference::state& st, bool absolute, unsigned threads, p
                     const int v = slice7(e, st.row_top[i], p);
                     const int alpha = e.negative ? -v : v;
                     pk.a[((static_cast<std::size_t>(p) * pk.tiles_m + it) * pk.quads + l / 4) * (mr * 4) + r * 4 +
-                         l % 4] = static_cast<std::uint8_t>(absolute ? v : alpha + 128);
+                         l % 4] = static_cast<std::uint8_t>(alpha + 128);
                 }
             }
         }
@@ -105,8 +106,8 @@ void pack(const product_reference::state& st, bool absolute, unsigned threads, p
                     const int v = slice7(e, st.col_top[j], q);
                     const int beta = e.negative ? -v : v;
                     pk.b[((static_cast<std::size_t>(q) * pk.tiles_n + jt) * pk.quads + l / 4) * (nr * 4) + c * 4 +
-                         l % 4] = static_cast<std::int8_t>(absolute ? v : beta);
-                    if (!absolute) pk.col_sum[static_cast<std::size_t>(q) * n + j] += beta;
+                         l % 4] = static_cast<std::int8_t>(beta);
+                    pk.col_sum[static_cast<std::size_t>(q) * n + j] += beta;
                 }
             }
         }
@@ -294,7 +295,13 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
     packed pk;
     for (int pass = 0; pass < 2; ++pass) {
         const bool absolute = pass == 1;
-        pack(st, absolute, threads, pk);
+        if (!absolute) {
+            pack(st, threads, pk);
+        } else {  // the T operands from the s ones, without decoding again: |alpha| = |(alpha + 128) - 128|, |beta|
+            for (std::uint8_t& x : pk.a) x = static_cast<std::uint8_t>(x >= 128 ? x - 128 : 128 - x);
+            for (std::int8_t& x : pk.b) x = static_cast<std::int8_t>(x < 0 ? -x : x);  // |beta| <= 127
+            pk.col_sum.clear();
+        }
         const std::size_t block = tiles_per_block(pk.tiles_n, pk.tiles_m, stride, threads);
         std::vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
         parallel_for(pk.tiles_n, threads, block, [&](std::size_t jt0, std::size_t jt1) {
