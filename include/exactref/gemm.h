@@ -109,7 +109,7 @@ struct matmul_plan {
     /// Bytes the build held at its peak (sliced): the 64-bit copies of A, B and C0, the slice operands, the level sums
     /// of s and T and the GEMM output blocks. The finished product_reference keeps the copies and the level sums.
     std::size_t peak_bytes = 0;
-    std::string describe() const;  // "sliced: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
+    std::string describe() const;  // "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
