@@ -11,6 +11,10 @@
 //                            compact form. Counters: "gemms" = slice GEMMs (for s and T together), "slices" =
 //                            slices of A x 100 + slices of B, "memory" = plan().peak_bytes / the operands' bytes.
 //   exact_max3/float64/N/t   the same with at most 3 slices per side (is the planner's choice the faster one?).
+//   exact_binary64/<T>/N/t, exact_int8_vnni/<T>/N/t  the same on one forced engine (matmul_options::engine; the
+//                            exact/ rows are the planner's choice, counter "engine"). int8-vnni needs AVX-512 VNNI:
+//                            elsewhere the rows end in an error. The portable int8-plain engine is not timed here
+//                            (tens of seconds at 1024^3; tests/test_gemm.cpp checks its values).
 //   array/<T>/N/threads      exactref::matmul: the same, then one reference (two superaccumulators, ~2.3 KB) per
 //                            element, N <= 512 (1024^2 references need 2.4 GB).
 //   per_element/<T>/N/threads  the per-element path (one exact dot per element) to a reference_array, N <= 512.
@@ -103,25 +107,27 @@ void bm_openblas64(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
-template <class T, int MaxSlices = 0>
+template <class T, int MaxSlices = 0, exactref::gemm_engine Engine = exactref::gemm_engine::automatic>
 void bm_exact(benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     const exactref::matmul_options options{exactref::matmul_method::sliced, static_cast<unsigned>(state.range(1)),
-                                           MaxSlices};
+                                           MaxSlices, true, Engine};
     const auto a = exactref::row_major<T>(input<T>(n, 0), n, n);
     const auto b = exactref::row_major<T>(input<T>(n, 1), n, n);
-    int gemms = 0, slices = 0;
+    int gemms = 0, slices = 0, engine = 0;
     double memory = 0;
     for (auto _ : state) {
         exactref::product_reference p = exactref::exact_matmul(a, b, options);
         gemms = 2 * p.plan().slice_gemms;
         slices = 100 * p.plan().slices_a + p.plan().slices_b;
         memory = static_cast<double>(p.plan().peak_bytes) / static_cast<double>(2 * n * n * sizeof(T));
+        engine = static_cast<int>(p.plan().engine);
         benchmark::DoNotOptimize(p);
     }
     state.counters["gemms"] = gemms;
     state.counters["slices"] = slices;
     state.counters["memory"] = memory;
+    state.counters["engine"] = engine;  // exactref::gemm_engine: 1 binary64, 2 int8-vnni, 3 int8-plain
 }
 
 template <class T>
@@ -170,6 +176,14 @@ BENCHMARK(bm_exact<double, 3>)->Name("exact_max3/float64")->Apply(all_sizes);
 BENCHMARK(bm_openblas64<exactref::float16>)->Name("openblas64/float16")->Apply(all_sizes);
 BENCHMARK(bm_exact<exactref::float16>)->Name("exact/float16")->Apply(all_sizes);
 BENCHMARK(bm_exact<exactref::bfloat16>)->Name("exact/bfloat16")->Apply(all_sizes);
+BENCHMARK(bm_exact<float, 0, exactref::gemm_engine::binary64>)->Name("exact_binary64/float32")->Apply(all_sizes);
+BENCHMARK(bm_exact<float, 0, exactref::gemm_engine::int8_vnni>)->Name("exact_int8_vnni/float32")->Apply(all_sizes);
+BENCHMARK(bm_exact<double, 0, exactref::gemm_engine::binary64>)->Name("exact_binary64/float64")->Apply(all_sizes);
+BENCHMARK(bm_exact<double, 0, exactref::gemm_engine::int8_vnni>)->Name("exact_int8_vnni/float64")->Apply(all_sizes);
+BENCHMARK(bm_exact<exactref::float16, 0, exactref::gemm_engine::binary64>)->Name("exact_binary64/float16")->Apply(all_sizes);
+BENCHMARK(bm_exact<exactref::float16, 0, exactref::gemm_engine::int8_vnni>)->Name("exact_int8_vnni/float16")->Apply(all_sizes);
+BENCHMARK(bm_exact<exactref::bfloat16, 0, exactref::gemm_engine::binary64>)->Name("exact_binary64/bfloat16")->Apply(all_sizes);
+BENCHMARK(bm_exact<exactref::bfloat16, 0, exactref::gemm_engine::int8_vnni>)->Name("exact_int8_vnni/bfloat16")->Apply(all_sizes);
 BENCHMARK(bm_array<float>)->Name("array/float32")->Apply(small_sizes);
 BENCHMARK(bm_array<double>)->Name("array/float64")->Apply(small_sizes);
 BENCHMARK(bm_per_element<float>)->Name("per_element/float32")->Apply(small_sizes);

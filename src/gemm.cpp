@@ -18,6 +18,7 @@
 #include <bit>
 #include <climits>
 #include <cmath>
+#include <cstdlib>  // std::getenv (EXACTREF_GEMM_ENGINE)
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -309,6 +310,28 @@ int slice_width(std::size_t k, bool paired) {
     return (53 - log2k - (paired ? 2 : 0)) / 2;
 }
 
+// The engines the planner prices: the one forced by matmul_options::engine, else by EXACTREF_GEMM_ENGINE, else
+// binary64 and the best int8 level this CPU runs. A forced engine this CPU cannot run is an error, never a fallback.
+std::vector<gemm_engine> candidate_engines(gemm_engine requested) {
+    if (requested == gemm_engine::automatic) {
+        const char* env = std::getenv("EXACTREF_GEMM_ENGINE");
+        const std::string value = env == nullptr ? "" : env;
+        if (value == "binary64") requested = gemm_engine::binary64;
+        else if (value == "int8") requested = detail::best_int8_engine();
+        else if (value == "int8-vnni") requested = gemm_engine::int8_vnni;
+        else if (value == "int8-plain") requested = gemm_engine::int8_plain;
+        else if (!value.empty() && value != "auto")
+            throw std::invalid_argument("exactref::matmul: EXACTREF_GEMM_ENGINE = '" + value +
+                                        "' is none of binary64, int8, int8-vnni, int8-plain, auto");
+    }
+    if (requested == gemm_engine::automatic) return {gemm_engine::binary64, detail::best_int8_engine()};
+    if (requested != gemm_engine::binary64 && !detail::int8_engine_supported(requested))
+        throw std::runtime_error(std::string("exactref::matmul: the engine ") + engine_name(requested) +
+                                 " was forced but this CPU or OS cannot run it (AVX-512 F/BW/VNNI with zmm state "
+                                 "saved by the OS); use int8-plain or binary64");
+    return {requested};
+}
+
 template <floating_format T>
 void check_shapes(const matrix_view<T>& a, const matrix_view<T>& b, const matrix_view<T>* c0) {
     auto shape = [](const auto& v) { return std::to_string(v.rows) + " x " + std::to_string(v.cols); };
@@ -352,9 +375,19 @@ matrix_view<T> col_major(std::span<const T> data, std::size_t rows, std::size_t 
     return {data.data(), rows, cols, 1, static_cast<std::ptrdiff_t>(rows)};
 }
 
+const char* engine_name(gemm_engine engine) noexcept {
+    switch (engine) {
+        case gemm_engine::binary64: return "binary64";
+        case gemm_engine::int8_vnni: return "int8-vnni";
+        case gemm_engine::int8_plain: return "int8-plain";
+        case gemm_engine::automatic: break;
+    }
+    return "automatic";
+}
+
 std::string matmul_plan::describe() const {
     if (method != matmul_method::sliced) return "per element: one superaccumulator dot product per element";
-    return "sliced: " + std::to_string(slices_a) + " x " + std::to_string(slices_b) + " slices of " +
+    return std::string("sliced on ") + engine_name(engine) + ": " + std::to_string(slices_a) + " x " + std::to_string(slices_b) + " slices of " +
            std::to_string(slice_bits) + " bits" + (paired ? ", paired" : "") + " (" + std::to_string(slice_gemms) +
            " slice GEMMs for s, " + std::to_string(slice_gemms) + " for T), " + std::to_string(far_a) + " + " +
            std::to_string(far_b) + " far entries, " + std::to_string(special_a) + " + " + std::to_string(special_b) +
@@ -453,27 +486,34 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     double best = std::numeric_limits<double>::infinity();
     int best_a = 1, best_b = 1;
     bool best_paired = false;
-    const double fma_ns = detail::blas_fma_ns();
+    gemm_engine best_engine = gemm_engine::binary64;
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
-    for (const bool paired : {false, true}) {
-        if (paired && !options.pair_slices) continue;
-        const int w = slice_width(k, paired);
-        // More slices than the widest entry needs only add GEMMs: the loops stop one past the count with no far entry.
-        for (int sa = 1; sa <= cap; ++sa) {
-            if (sa > 1 && far_count(hist_a, w, sa - 1) == 0) break;
-            for (int sb = 1; sb <= cap; ++sb) {
-                if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
-                const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
-                const double cost = sliced_fixed_ns + 2 * gemms * (mnk * fma_ns + gemm_call_ns) +
-                                    2 * gemms * static_cast<double>(m * n) * level_ns +
-                                    (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
-                                     static_cast<double>(far_count(hist_b, w, sb)) * static_cast<double>(m)) *
-                                        far_product_ns;
-                if (cost < best) {
-                    best = cost;
-                    best_a = sa;
-                    best_b = sb;
-                    best_paired = paired;
+    for (const gemm_engine engine : candidate_engines(options.engine)) {
+        const bool int8 = engine != gemm_engine::binary64;
+        // The measured price per multiply-add: OpenBLAS's DGEMM, or the int8 micro-kernel (7-bit slices, unpaired).
+        const double fma_ns = int8 ? detail::int8_mac_ns(engine) : detail::blas_fma_ns();
+        for (const bool paired : {false, true}) {
+            if (paired && (!options.pair_slices || int8)) continue;
+            const int w = int8 ? detail::int8_slice_width() : slice_width(k, paired);
+            // More slices than the widest entry needs only add GEMMs: the loops stop one past the count with no far
+            // entry.
+            for (int sa = 1; sa <= cap; ++sa) {
+                if (sa > 1 && far_count(hist_a, w, sa - 1) == 0) break;
+                for (int sb = 1; sb <= cap; ++sb) {
+                    if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
+                    const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
+                    const double cost = sliced_fixed_ns + 2 * gemms * (mnk * fma_ns + gemm_call_ns) +
+                                        2 * gemms * static_cast<double>(m * n) * level_ns +
+                                        (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
+                                         static_cast<double>(far_count(hist_b, w, sb)) * static_cast<double>(m)) *
+                                            far_product_ns;
+                    if (cost < best) {
+                        best = cost;
+                        best_a = sa;
+                        best_b = sb;
+                        best_paired = paired;
+                        best_engine = engine;
+                    }
                 }
             }
         }
@@ -482,8 +522,10 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
         st->plan.method = matmul_method::per_element;
         return product_reference(std::move(st));
     }
-    const int w = slice_width(k, best_paired);
+    const bool int8 = best_engine != gemm_engine::binary64;
+    const int w = int8 ? detail::int8_slice_width() : slice_width(k, best_paired);
     st->plan.method = matmul_method::sliced;
+    st->plan.engine = best_engine;
     st->w = w;
     st->sa = best_a;
     st->sb = best_b;
@@ -499,7 +541,8 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->plan.far_a = st->far_a.total();
     st->plan.far_b = st->far_b.total();
     // Steps S3, S4
-    detail::build_sliced_levels(*st, threads);
+    if (int8) detail::build_int8_levels(*st, best_engine, threads);
+    else detail::build_sliced_levels(*st, threads);
     return product_reference(std::move(st));
 }
 

@@ -92,6 +92,16 @@ constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
 void build_sliced_levels(product_reference::state& st, unsigned threads);
 /// Measured ns per multiply-add of the slice GEMM engine on one thread (once per process): the planner's price.
 double blas_fma_ns() noexcept;
+/// The int8 engine (gemm_int8.cpp): whether this CPU and OS run `engine` (int8_plain always; int8_vnni with
+/// AVX-512 F/BW/VNNI and zmm state saved by the OS), the best level here, its slice width (7 bits) and its measured
+/// ns per multiply-add on one thread (once per process and engine).
+bool int8_engine_supported(gemm_engine engine) noexcept;
+gemm_engine best_int8_engine() noexcept;
+int int8_slice_width() noexcept;
+double int8_mac_ns(gemm_engine engine) noexcept;
+/// Steps S3-S4 on the int8 engine: the same s_levels and t_levels as build_sliced_levels for st.w = 7 and unpaired
+/// slices. Throws std::runtime_error when `engine` is not supported here.
+void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigned threads);
 /// Runs f(begin, end) over [0, count) split into pieces on `threads` workers (the calling thread is one of them).
 void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
                   const std::function<void(std::size_t, std::size_t)>& f);

@@ -3,8 +3,10 @@
 // min_product_exponent — on random inputs of every kind, for the four formats; also far entries (bits below the last
 // slice), Inf/NaN, signed zeros, every storage order and stride, an existing output C0, and FP-environment
 // independence. The two methods must agree field by field with each other and with exactref::dot.
+#include <gtest/gtest-spi.h>  // ScopedFakeTestPartResultReporter: the planted corruption must fail the comparison
 #include <gtest/gtest.h>
 
+#include <bit>  // std::bit_cast
 #include <cmath>
 #include <cctype>
 #include <cstdlib>
@@ -93,9 +95,46 @@ void expect_same_products(const product_reference& x, const product_reference& y
 
 const format_info* const all_formats[] = {&binary64_info, &binary32_info, &binary16_info, &bfloat16_info};
 
-matmul_options sliced(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices}; }
-matmul_options unpaired(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices, false}; }
+// The engine of the sliced products of the test that runs: every GemmEngine test runs once per engine and dispatch
+// level (binary64, int8-vnni where the CPU has it, int8-plain), so the oracle checks below cover each of them.
+gemm_engine current_engine = gemm_engine::binary64;
+
+matmul_options sliced(int max_slices = 0, unsigned threads = 2) {
+    return {matmul_method::sliced, threads, max_slices, true, current_engine};
+}
+matmul_options unpaired(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices, false, current_engine}; }
 matmul_options per_element() { return {matmul_method::per_element, 2, 0}; }
+
+class GemmEngine : public ::testing::TestWithParam<gemm_engine> {
+protected:
+    void SetUp() override {
+        current_engine = GetParam();
+        if (current_engine == gemm_engine::int8_vnni && !supports_int8_vnni())
+            GTEST_SKIP() << "this CPU or OS has no AVX-512 VNNI: int8-vnni is tested where it runs";
+    }
+    void TearDown() override { current_engine = gemm_engine::binary64; }
+
+public:
+    // Whether a forced int8-vnni product runs here (it throws std::runtime_error where it cannot).
+    static bool supports_int8_vnni() {
+        const std::vector<float> one{1.0f};
+        try {
+            (void)exact_matmul(row_major<float>(one, 1, 1), row_major<float>(one, 1, 1),
+                               matmul_options{matmul_method::sliced, 1, 0, true, gemm_engine::int8_vnni});
+            return true;
+        } catch (const std::runtime_error&) {
+            return false;
+        }
+    }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, GemmEngine,
+                         ::testing::Values(gemm_engine::binary64, gemm_engine::int8_vnni, gemm_engine::int8_plain),
+                         [](const ::testing::TestParamInfo<gemm_engine>& info) {
+                             std::string name = engine_name(info.param);
+                             for (char& ch : name)
+                                 if (ch == '-') ch = '_';
+                             return name;
+                         });
 
 TEST(Gemm, DocumentedExample) {
     const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
@@ -107,7 +146,7 @@ TEST(Gemm, DocumentedExample) {
     EXPECT_EQ(refs.cols, 2u);
 }
 
-TEST(Gemm, RandomSmallShapesMatchTheOraclesBothMethods) {
+TEST_P(GemmEngine, RandomSmallShapesMatchTheOraclesBothMethods) {
     struct shape {
         std::size_t m, k, n;
     };
@@ -145,7 +184,7 @@ TEST(Gemm, RandomSmallShapesMatchTheOraclesBothMethods) {
 }
 
 // K = 0: every element is the empty sum (+0.0, count 0; count 1 with C0).
-TEST(Gemm, EmptyInnerDimension) {
+TEST_P(GemmEngine, EmptyInnerDimension) {
     std::mt19937_64 rng(12);
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));
@@ -159,7 +198,7 @@ TEST(Gemm, EmptyInnerDimension) {
 }
 
 // Gaussian data of moderate size: the planner's slicing against the dot path everywhere and the oracles on a sample.
-TEST(Gemm, GaussianMatricesBothFormats) {
+TEST_P(GemmEngine, GaussianMatricesBothFormats) {
     std::mt19937_64 rng(31337);
     std::normal_distribution<double> normal(0.0, 1.0);
     const std::size_t m = 33, k = 700, n = 29;
@@ -203,7 +242,7 @@ TEST(Gemm, GaussianMatricesBothFormats) {
 // 0 and 1 are all ones and a paired operand is 2^(w+1) - 2), one sign, K at and around the powers of two where
 // K·2^(2w+2) <= 2^53 is tight: every partial sum of a paired GEMM is then as large as the bound allows. A slice width
 // one bit too wide would round some partial sum (caught here: planted, see the note below). Mixed signs as well.
-TEST(Gemm, PairedSlicesAtTheirLargestMagnitudes) {
+TEST_P(GemmEngine, PairedSlicesAtTheirLargestMagnitudes) {
     for (const format_info* f : {&binary64_info, &binary32_info}) {
         const std::uint64_t all_ones = (static_cast<std::uint64_t>(f->emax) << (f->precision - 1)) |
                                        ((std::uint64_t{1} << (f->precision - 1)) - 1);  // 2 - 2^(1-p)
@@ -217,8 +256,11 @@ TEST(Gemm, PairedSlicesAtTheirLargestMagnitudes) {
                 for (std::size_t t = 0; t < 3 * k; ++t) b.v.push_back(all_ones | (mixed_signs && t % 5 == 2 ? sign : 0));
                 const product_reference p = exact_of(*f, a, b, nullptr, sliced());
                 SCOPED_TRACE(p.plan().describe());
-                EXPECT_EQ(p.plan().paired, std::min(p.plan().slices_a, p.plan().slices_b) >= 2);
-                if (k >= 1023) EXPECT_TRUE(p.plan().paired);  // 24 or 53 bits need 2 or 3 slices of w <= 20 bits
+                EXPECT_EQ(p.plan().engine, current_engine);
+                if (current_engine == gemm_engine::binary64) {  // the int8 engine never pairs (7-bit slices)
+                    EXPECT_EQ(p.plan().paired, std::min(p.plan().slices_a, p.plan().slices_b) >= 2);
+                    if (k >= 1023) EXPECT_TRUE(p.plan().paired);
+                }  // 24 or 53 bits need 2 or 3 slices of w <= 20 bits
                 expect_product_matches_oracles(p, a, b, *f);
                 expect_same_products(p, exact_of(*f, a, b, nullptr, per_element()));
                 expect_same_products(exact_of(*f, a, b, nullptr, unpaired()), p);
@@ -231,7 +273,7 @@ TEST(Gemm, PairedSlicesAtTheirLargestMagnitudes) {
 // test from K = 2 on (binary64, 26-bit slices: a paired partial sum reaches 2^54 and rounds); restored.
 
 // Rows and columns whose entries span the whole exponent range: most bits lie below the last slice.
-TEST(Gemm, HugeSpreadsGoThroughFarEntries) {
+TEST_P(GemmEngine, HugeSpreadsGoThroughFarEntries) {
     std::mt19937_64 rng(4242);
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));
@@ -245,7 +287,7 @@ TEST(Gemm, HugeSpreadsGoThroughFarEntries) {
     }
 }
 
-TEST(Gemm, SpecialValuesSignedZerosAndEmptyProducts) {
+TEST_P(GemmEngine, SpecialValuesSignedZerosAndEmptyProducts) {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
     // Row 0: signed zeros only; row 1: Inf meets Inf and 0; row 2: NaN; row 3: ordinary.
@@ -268,7 +310,7 @@ TEST(Gemm, SpecialValuesSignedZerosAndEmptyProducts) {
     EXPECT_TRUE(std::signbit(p.element(0, 0).nearest<double>()));
 }
 
-TEST(Gemm, StorageOrdersStridesAndAnExistingOutput) {
+TEST_P(GemmEngine, StorageOrdersStridesAndAnExistingOutput) {
     std::mt19937_64 rng(8);
     const std::size_t m = 5, k = 40, n = 6;
     const bits_matrix a = random_matrix(binary32_info, m, k, orc::term_mix::clustered, rng);
@@ -297,7 +339,7 @@ TEST(Gemm, StorageOrdersStridesAndAnExistingOutput) {
     }
 }
 
-TEST(Gemm, IndependentOfTheFloatingPointEnvironment) {
+TEST_P(GemmEngine, IndependentOfTheFloatingPointEnvironment) {
     std::mt19937_64 rng(9);
     for (const format_info* f : all_formats) {
         SCOPED_TRACE(std::string(f->name));
@@ -320,13 +362,161 @@ TEST(Gemm, IndependentOfTheFloatingPointEnvironment) {
     }
 }
 
-TEST(Gemm, ThreadCountDoesNotChangeAnything) {
+TEST_P(GemmEngine, ThreadCountDoesNotChangeAnything) {
     std::mt19937_64 rng(10);
     const bits_matrix a = random_matrix(binary64_info, 70, 130, orc::term_mix::clustered, rng);
     const bits_matrix b = random_matrix(binary64_info, 130, 150, orc::term_mix::cancelling, rng);
-    const product_reference one = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 1, 0});
-    const product_reference three = exact_of(binary64_info, a, b, nullptr, {matmul_method::sliced, 3, 0});
+    const product_reference one = exact_of(binary64_info, a, b, nullptr, sliced(0, 1));
+    const product_reference three = exact_of(binary64_info, a, b, nullptr, sliced(0, 3));
     expect_same_products(one, three);
+}
+
+// ---- The engines against each other -------------------------------------------------------------------------------
+
+matmul_options on_engine(gemm_engine engine, int max_slices = 0) {
+    return {matmul_method::sliced, 2, max_slices, true, engine};
+}
+std::vector<gemm_engine> engines_here() {
+    std::vector<gemm_engine> out{gemm_engine::binary64, gemm_engine::int8_plain};
+    if (GemmEngine::supports_int8_vnni()) out.push_back(gemm_engine::int8_vnni);
+    return out;
+}
+
+// The int8 engine's int32 bound at its limit: every slice of every entry at the largest magnitude (float32 entries
+// ±(2^21 - 1): three 7-bit slices of 127 each), A positive so that the offset operand alpha + 128 is 255 everywhere,
+// so a lane of one chunk sums 65536 products of 255·(±127) = ±2,122,383,360, just below 2^31. K = 65536 fills one
+// chunk exactly; K just above it splits into two (the second holding 1 .. 5 products), and 2·65536 + 3 into three.
+// The engines must agree field by field with each other and with the per-element path, and one element with the
+// oracles. A chunk longer than the bound wraps an int32 lane (planted: see the note below).
+TEST(GemmInt8, ChunksAtTheInt32LimitWithEverySliceAtItsLargestMagnitude) {
+    const std::uint64_t top = std::bit_cast<std::uint32_t>(static_cast<float>((1 << 21) - 1));
+    const std::uint64_t sign = std::uint64_t{1} << 31;
+    for (const std::size_t k : {std::size_t{65535}, std::size_t{65536}, std::size_t{65537}, std::size_t{65541},
+                                std::size_t{2 * 65536 + 3}}) {
+        for (const bool mixed : {false, true}) {
+            SCOPED_TRACE("K=" + std::to_string(k) + (mixed ? " B mixed signs" : " B negative"));
+            bits_matrix a{2, k, {}}, b{k, 3, {}};
+            for (std::size_t t = 0; t < 2 * k; ++t) a.v.push_back(top);
+            for (std::size_t t = 0; t < 3 * k; ++t) b.v.push_back(top | (!mixed || t % 7 != 3 ? sign : 0));
+            const product_reference pe = exact_of(binary32_info, a, b, nullptr, per_element());
+            for (const gemm_engine engine : engines_here()) {
+                SCOPED_TRACE(engine_name(engine));
+                const product_reference p = exact_of(binary32_info, a, b, nullptr, on_engine(engine));
+                SCOPED_TRACE(p.plan().describe());
+                EXPECT_EQ(p.plan().engine, engine);
+                if (engine != gemm_engine::binary64) {
+                    EXPECT_EQ(p.plan().slices_a, 3);
+                    EXPECT_EQ(p.plan().slices_b, 3);
+                    EXPECT_EQ(p.plan().far_a + p.plan().far_b, 0u);
+                }
+                expect_same_products(p, pe);
+                if (::testing::Test::HasFailure()) return;
+            }
+            const reference r = pe.element(1, 2);
+            expect_matches_oracles(r, row_of(a, 1), col_of(b, 2), binary32_info, nullptr);
+        }
+    }
+}
+// Planted (2026-12-02): chunk_k = 131072 in src/gemm_int8.cpp (its static_assert removed) fails this test at
+// K = 2·65536 + 3 (a lane of 131072 products of 255·127 wraps past 2^31); restored.
+
+// int8 against binary64 field by field on random and adversarial inputs of every format: every term mix, shapes that
+// are no multiple of the micro-tile (32 x 12) or of 4 in K, K around the cache block (512), entries far below their
+// row's largest (spans beyond 16 slices of 7 bits), Inf/NaN and subnormals, C0 and column-major, strided views.
+TEST(GemmInt8, MatchesTheBinary64EngineFieldByField) {
+    struct shape {
+        std::size_t m, k, n;
+    };
+    const shape shapes[] = {{33, 5, 13}, {3, 511, 2}, {2, 513, 25}, {31, 1029, 11}};
+    std::uint64_t seed = 4242000;
+    for (const format_info* f : all_formats) {
+        for (orc::term_mix mix : orc::all_term_mixes) {
+            for (const shape& s : shapes) {
+                ++seed;
+                SCOPED_TRACE(std::string(f->name) + " " + orc::to_string(mix) + " " + std::to_string(s.m) + "x" +
+                             std::to_string(s.k) + "x" + std::to_string(s.n) + " seed=" + std::to_string(seed));
+                std::mt19937_64 rng(seed);
+                const bits_matrix a = random_matrix(*f, s.m, s.k, mix, rng);
+                const bits_matrix b = random_matrix(*f, s.k, s.n, orc::term_mix::clustered, rng);
+                const bits_matrix c = random_matrix(*f, s.m, s.n, mix, rng);
+                const product_reference base = exact_of(*f, a, b, &c, on_engine(gemm_engine::binary64));
+                for (const gemm_engine engine : engines_here()) {
+                    if (engine == gemm_engine::binary64) continue;
+                    SCOPED_TRACE(engine_name(engine));
+                    for (const int cap : {0, 1, 3}) {
+                        const product_reference p = exact_of(*f, a, b, &c, on_engine(engine, cap));
+                        EXPECT_EQ(p.plan().engine, engine);
+                        EXPECT_EQ(p.plan().slice_bits, 7);
+                        expect_same_products(p, base);
+                    }
+                }
+                if (::testing::Test::HasFailure()) return;
+            }
+        }
+    }
+}
+
+// A wrong product must not pass the comparison (the cross-checks above are not vacuous): the int8 product of A with one
+// entry changed in its lowest significand bit (so exactly one product a(0, l)·b(l, j) per column j is off by the
+// smallest amount) differs from the binary64 product of the true A, on every engine.
+TEST(GemmInt8, APlantedCorruptedProductIsCaught) {
+    std::mt19937_64 rng(99);
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(f->name);
+        const bits_matrix a = random_matrix(*f, 5, 40, orc::term_mix::clustered, rng);
+        const bits_matrix b = random_matrix(*f, 40, 4, orc::term_mix::clustered, rng);
+        bits_matrix corrupted = a;
+        corrupted.v[17] ^= 1;  // entry (0, 17): one ulp
+        const product_reference truth = exact_of(*f, a, b, nullptr, on_engine(gemm_engine::binary64));
+        for (const gemm_engine engine : engines_here()) {
+            SCOPED_TRACE(engine_name(engine));
+            const product_reference wrong = exact_of(*f, corrupted, b, nullptr, on_engine(engine));
+            ::testing::TestPartResultArray failures;
+            {
+                const ::testing::ScopedFakeTestPartResultReporter intercept(
+                    ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+                expect_same_products(wrong, truth);
+            }
+            ASSERT_GT(failures.size(), 0) << "the corrupted product passed the comparison";
+            EXPECT_NE(std::string(failures.GetTestPartResult(0).message()).find("got.sum"), std::string::npos)
+                << failures.GetTestPartResult(0).message();
+            expect_same_products(exact_of(*f, a, b, nullptr, on_engine(engine)), truth);
+        }
+    }
+}
+
+// The override: EXACTREF_GEMM_ENGINE forces an engine when matmul_options::engine is automatic; an unknown value and
+// an engine this CPU cannot run are clear errors.
+TEST(GemmInt8, TheEngineOverrideAndItsErrors) {
+    const std::vector<float> x{1.5f, -2.0f, 0.25f, 3.0f};
+    const auto a = row_major<float>(x, 2, 2);
+    auto message_of = [&](const matmul_options& o) {
+        try {
+            (void)exact_matmul(a, a, o);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no exception");
+    };
+    const matmul_options automatic{matmul_method::sliced, 1, 0};
+    ASSERT_EQ(setenv("EXACTREF_GEMM_ENGINE", "int8-plain", 1), 0);
+    EXPECT_EQ(exact_matmul(a, a, automatic).plan().engine, gemm_engine::int8_plain);
+    EXPECT_EQ(exact_matmul(a, a, on_engine(gemm_engine::binary64)).plan().engine, gemm_engine::binary64);  // field wins
+    ASSERT_EQ(setenv("EXACTREF_GEMM_ENGINE", "binary64", 1), 0);
+    EXPECT_EQ(exact_matmul(a, a, automatic).plan().engine, gemm_engine::binary64);
+    EXPECT_EQ(exact_matmul(a, a, automatic).element(1, 1).nearest<float>(), 8.5f);  // 0.25·(-2) + 3·3
+    ASSERT_EQ(setenv("EXACTREF_GEMM_ENGINE", "int9", 1), 0);
+    EXPECT_EQ(message_of(automatic),
+              "exactref::matmul: EXACTREF_GEMM_ENGINE = 'int9' is none of binary64, int8, int8-vnni, int8-plain, auto");
+    ASSERT_EQ(unsetenv("EXACTREF_GEMM_ENGINE"), 0);
+    if (GemmEngine::supports_int8_vnni()) {
+        EXPECT_EQ(exact_matmul(a, a, on_engine(gemm_engine::int8_vnni)).plan().engine, gemm_engine::int8_vnni);
+    } else {
+        EXPECT_EQ(message_of(on_engine(gemm_engine::int8_vnni)),
+                  "exactref::matmul: the engine int8-vnni was forced but this CPU or OS cannot run it (AVX-512 "
+                  "F/BW/VNNI with zmm state saved by the OS); use int8-plain or binary64");
+    }
+    EXPECT_STREQ(engine_name(gemm_engine::int8_vnni), "int8-vnni");
 }
 
 // tests/cmake/gemm_engines.cmake reruns this file with OPENBLAS_CORETYPE forcing each x86 kernel this machine can run

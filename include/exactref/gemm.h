@@ -15,6 +15,10 @@
 //                K·2^(2w+2) <= 2^53) takes 3 GEMMs instead of 4 for 2 x 2 slices. Bits below the last slice, and
 //                Inf/NaN operands, are added exactly per element when the element is read. The slice counts adapt to
 //                the data, so the result is exact for every input.
+//                The slice products run on one of two engines (gemm_engine): binary64 slices in OpenBLAS's DGEMM,
+//                or 7-bit int8 slices with exact int32 accumulation (AVX-512 VNNI, or portable C++), K cut into
+//                chunks of at most 65536 products so that no int32 wraps (65536·255·127 < 2^31); the planner prices
+//                both with their measured costs, and the values are the same bit for bit.
 //   per_element  one superaccumulator dot product per element (the simple reference; K products per element).
 // automatic picks the cheaper one from the shapes and the data (2·plan().slice_gemms binary64 GEMMs for sliced:
 // 6 for binary32 N(0, 1) data at K = 1024).
@@ -57,6 +61,19 @@ matrix_view<T> col_major(std::span<const T> data, std::size_t rows, std::size_t 
 
 enum class matmul_method { automatic, sliced, per_element };
 
+/// The engine of the sliced method's slice products (docs/algorithms/ozaki.md; the values never depend on it):
+///   automatic   the planner prices each engine this CPU runs with its measured cost and takes the cheapest; the
+///               environment variable EXACTREF_GEMM_ENGINE = binary64 | int8 | int8-vnni | int8-plain | auto
+///               forces one (for tests and CI)
+///   binary64    slices of up to 26 bits, exact in OpenBLAS's DGEMM (K·2^(2w) <= 2^53)
+///   int8_vnni   slices of 7 bits as int8, exact int32 accumulation by AVX-512 VNNI vpdpbusd (K split into chunks of
+///               at most 65536 products, summed in int64); needs avx512f/bw/vnni and an OS that saves zmm state
+///   int8_plain  the same slices and chunks in portable C++ (every CPU)
+/// Forcing an engine this CPU cannot run (int8_vnni without VNNI) throws std::runtime_error; never a silent fallback.
+enum class gemm_engine { automatic, binary64, int8_vnni, int8_plain };
+/// "automatic", "binary64", "int8-vnni", "int8-plain" (the spellings EXACTREF_GEMM_ENGINE takes).
+const char* engine_name(gemm_engine engine) noexcept;
+
 struct matmul_options {
     matmul_method method = matmul_method::automatic;
     /// Worker threads for the GEMMs and the per-element work; 0 = exactref/threads.h's resolve_threads
@@ -71,6 +88,9 @@ struct matmul_options {
     /// the price of one bit of slice width (K·2^(2w+2) <= 2^53); the planner takes it when it is cheaper. false
     /// multiplies every pair of slices (for tests and benchmarks; the values are the same either way).
     bool pair_slices = true;
+    /// Sliced method: the engine of the slice products (see gemm_engine); automatic reads EXACTREF_GEMM_ENGINE, else
+    /// lets the planner choose. An unknown EXACTREF_GEMM_ENGINE value is std::invalid_argument.
+    gemm_engine engine = gemm_engine::automatic;
 };
 
 /// How an exact product was computed (for benchmarks and curiosity; the values never depend on it).
@@ -80,7 +100,8 @@ struct matmul_plan {
     int slices_a = 0;          // s_A: slices per row of A
     int slices_b = 0;          // s_B: slices per column of B
     bool paired = false;       // slices paired (Karatsuba): matmul_options::pair_slices
-    int slice_gemms = 0;       // binary64 GEMMs of m x K x n for s (as many again for T)
+    gemm_engine engine = gemm_engine::automatic;  // sliced: the engine that ran (binary64, int8_vnni, int8_plain)
+    int slice_gemms = 0;       // slice GEMMs of m x K x n for s (as many again for T)
     std::size_t far_a = 0;     // entries of A with bits below the last slice (added exactly per element)
     std::size_t far_b = 0;     // entries of B with bits below the last slice
     std::size_t special_a = 0; // Inf/NaN entries of A
@@ -88,7 +109,7 @@ struct matmul_plan {
     /// Bytes the build held at its peak (sliced): the 64-bit copies of A, B and C0, the slice operands, the level sums
     /// of s and T and the GEMM output blocks. The finished product_reference keeps the copies and the level sums.
     std::size_t peak_bytes = 0;
-    std::string describe() const;  // "sliced: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
+    std::string describe() const;  // "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
