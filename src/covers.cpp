@@ -657,6 +657,9 @@ public:
         fill_bounds(s.lo, s.hi, w.lo, w.hi, data, out);
     }
 
+    // A lower bound of the overflow threshold the directed rule compares with (prepare()).
+    double threshold_lo() const noexcept { return threshold_lo_; }
+
     // The flat part of B for the current key: B_acc = factor·W + extra (compute_flat), as enclosures.
     void set_flat(bool has_factor, detail::nonnegative_interval factor, detail::nonnegative_interval extra) {
         has_factor_ = has_factor;
@@ -922,6 +925,15 @@ public:
         plain_any_ = model.decides == rule::bound && one_level_any && !model.directed && !model.ftz;
         unit_roundoff_ = std::ldexp(1.0, acc_->u_exponent());
         gamma_unit_ = std::ldexp(1.0, acc_->u_exponent() + (model.directed ? 1 : 0));
+        fast_ = summaries_ != nullptr && !model.is_mixed() && !model.ftz;
+        if (fast_) {
+            // A structure that cannot describe 0 items says so here; its empty elements take the general path.
+            try {
+                zero_has_factor_ = gamma_enclosure(one_level_any ? 0 : structure_depth(model, 0), zero_factor_);
+            } catch (const std::invalid_argument&) {
+                zero_has_factor_ = false;
+            }
+        }
         one_level_any_ = one_level_any;
         // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
         // grow with n, so the smallest and largest n of the array decide.
@@ -951,19 +963,80 @@ public:
         compact_reference_array::filter_facts f;
         f.count = e.word & summary::count_mask;
         f.s_lo = e.s_lo;
-        f.s_hi = (e.word & summary::s_inexact) ? next_double(e.s_lo) : e.s_lo;
+        f.s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
         f.w_lo = e.w_lo;
-        f.w_hi = (e.word & summary::w_inexact) ? next_double(e.w_lo) : e.w_lo;
+        f.w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
         return facts_from(f, out);
     }
 
-private:
-    // The next double above lo (lo is RD of a real number, never -0.0): the summary's RU.
-    static double next_double(double lo) noexcept {
-        const auto b = std::bit_cast<std::uint64_t>(lo);
-        return std::bit_cast<double>(lo >= 0 ? b + 1 : b - 1);
+    // The fused filter of one element from its kept summary, for sums without mixed or ftz: B = factor·S with factor
+    // (n - 1)·u or γ_depth. Steps F1-F3 as filter_element and fill_bounds compute them, on the same enclosures and
+    // with the same outward rounding, without the intermediate structs. False sends the element to the general path
+    // (which decides it, or the exact path): n = 0, no finite factor, non-finite enclosures, directed overflow.
+    bool fast() const noexcept { return fast_; }
+    bool decide_fast(std::size_t i, double r, bool ratios, std::uint8_t& covered, double& ratio_lo, double& ratio_hi) {
+        using summary = compact_reference_array::filter_summary;
+        const summary& e = summaries_[i];
+        if (e.word & summary::unusable) return false;
+        const std::uint64_t n = e.word & summary::count_mask;
+        double f_lo, f_hi;
+        if (plain_any_) {
+            if (n > exact_in_binary64) return false;
+            f_lo = f_hi = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // exact
+        } else if (n == 0) {  // no terms: the factor of depth structure_depth(model, 0), enclosed once
+            if (!zero_has_factor_) return false;
+            f_lo = zero_factor_.lo;
+            f_hi = zero_factor_.hi;
+        } else {
+            if (n > exact_in_binary64) return false;
+            recent_count& slot = recent_[n % recent_.size()];
+            if (slot.count != n) {
+                const std::uint64_t depth = one_level_any_ ? n - 1 : structure_depth(model_, n);
+                slot.count = n;
+                slot.has_factor = gamma_enclosure(depth, slot.factor);
+            }
+            if (!slot.has_factor) return false;
+            f_lo = slot.factor.lo;
+            f_hi = slot.factor.hi;
+        }
+        const double s_lo = e.s_lo, s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
+        const double w_lo = e.w_lo, w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        if (!(std::fabs(s_lo) < inf && std::fabs(s_hi) < inf && w_hi < inf && w_lo >= 0)) return false;
+        // Step F1: B in [b_lo, b_hi] (one RN per end, widened by one ulp; exact when the factor is 0 or a point).
+        const detail::nonnegative_interval b = detail::nonnegative_interval{f_lo, f_hi} *
+                                               detail::nonnegative_interval{w_lo, w_hi};
+        if (!(b.hi < inf)) return false;
+        if (model_.directed) {  // as fill_bounds: no partial sum can reach the saturation threshold
+            const detail::nonnegative_interval grow = point(1) + detail::nonnegative_interval{f_lo, f_hi};
+            const detail::nonnegative_interval w{w_lo, w_hi};
+            const detail::nonnegative_interval positive = (w + point(std::max(s_hi, 0.0))) * point(0.5);
+            const detail::nonnegative_interval negative = (w + point(std::max(-s_lo, 0.0))) * point(0.5);
+            const double threshold = filter_.threshold_lo();
+            if (!((grow * positive + point(0)).hi <= threshold && (grow * negative + point(0)).hi <= threshold))
+                return false;
+        }
+        // Step F2.
+        const double covered_below = detail::next_down(b.lo), violated_above = detail::next_up(b.hi);
+        const double d1 = r - s_lo, d2 = s_hi - r;
+        if (d1 <= covered_below && d2 <= covered_below) covered = 1;
+        else if (-d1 > violated_above || -d2 > violated_above) covered = 0;
+        else return false;
+        if (!ratios) return true;
+        // Step F3.
+        const double up = std::max(d1, d2);
+        if (up == 0) {
+            ratio_lo = ratio_hi = 0;
+            return true;
+        }
+        const double e_hi = detail::next_up(up), e_lo = detail::next_down(std::max({0.0, -d1, -d2}));
+        ratio_hi = b.lo > 0 ? detail::next_up(e_hi / b.lo) : inf;
+        if (b.hi > 0) ratio_lo = detail::next_down(e_lo / b.hi);
+        else ratio_lo = e_lo > 0 ? inf : 0;
+        return true;
     }
 
+private:
     bool facts_by_rounding(std::size_t i, filter_reference& out) {
         const compact_reference_array::filter_facts f = reader_.facts(i);
         if (!f.usable) return false;
@@ -1066,6 +1139,9 @@ private:
     };
     std::array<recent_count, 1024> recent_{};
     double gamma_unit_ = 0;  // u of acc, doubled for directed rounding (compute_flat)
+    bool fast_ = false;      // decide_fast applies: kept summaries, a bound standard, no mixed, no ftz
+    bool zero_has_factor_ = false;
+    detail::nonnegative_interval zero_factor_;  // elements without terms
 
     struct flat_entry {
         bool has_factor = false;
@@ -1101,9 +1177,16 @@ void decide_compact_block(std::span<const T> results, std::size_t base, std::siz
     const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
     const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
                                                << (f.precision - 1));
+    const bool fast = decider.fast();
+    double unused = 0;
     for (std::size_t k = 0; k < count; ++k) {
         const bits_t bits = tr::to_bits(block[k]);
         const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
+        // Finite results other than -0.0 (which has its own rule) take the fused filter first.
+        if (fast && magnitude < special && bits != sign_bit &&
+            decider.decide_fast(base + k, result_value(block[k]), ratios, out.covered[k],
+                                ratios ? out.ratio_lo[k] : unused, ratios ? out.ratio_hi[k] : unused))
+            continue;
         if (magnitude < special && decider.facts(base + k, facts) &&
             decide_by_filter(block, k, facts, model, ratios, out))
             continue;

@@ -440,25 +440,20 @@ const compact_reference_array::filter_summary* compact_reference_array::filter_s
     if (const filter_summary* kept = summaries_.ready.load(std::memory_order_acquire)) return kept;
     auto data = std::make_unique_for_overwrite<filter_summary[]>(size_);
     reader r(*this);
-    // next(lo) as the summary's reader rebuilds hi: the next double up (−min_subnormal goes to −0.0, max to +inf).
-    auto next = [](double lo) {
-        const auto b = std::bit_cast<std::uint64_t>(lo);
-        return std::bit_cast<double>(lo >= 0 ? b + 1 : b - 1);
-    };
     for (std::size_t i = 0; i < size_; ++i) {
         const filter_facts f = r.facts(i);
         filter_summary& e = data[i];
         e.s_lo = f.s_lo;
         e.w_lo = f.w_lo;
-        e.word = f.count & filter_summary::count_mask;
-        if (f.s_hi != f.s_lo) e.word |= filter_summary::s_inexact;
-        if (f.w_hi != f.w_lo) e.word |= filter_summary::w_inexact;
-        const bool s_ok = f.s_hi == f.s_lo || std::bit_cast<std::uint64_t>(next(f.s_lo)) ==
-                                                  std::bit_cast<std::uint64_t>(f.s_hi) ||
-                          (f.s_hi == 0 && next(f.s_lo) == 0);
-        const bool w_ok = f.w_hi == f.w_lo || next(f.w_lo) == f.w_hi;
-        if (!f.usable || !s_ok || !w_ok || f.count > filter_summary::count_mask || std::isnan(f.s_lo) ||
-            std::isnan(f.w_lo))
+        const std::uint64_t s_inexact = f.s_hi != f.s_lo ? 1 : 0, w_inexact = f.w_hi != f.w_lo ? 1 : 0;
+        e.word = (f.count & filter_summary::count_mask) | (s_inexact ? filter_summary::s_inexact : 0) |
+                 (w_inexact ? filter_summary::w_inexact : 0);
+        // The reader's RU must be what the facts say, bit for bit (a zero of either sign aside).
+        auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
+                                                    (a == 0 && b == 0); };
+        const bool fits = same(filter_summary::upper(f.s_lo, s_inexact), f.s_hi) &&
+                          same(filter_summary::upper(f.w_lo, w_inexact), f.w_hi);
+        if (!f.usable || !fits || f.count > filter_summary::count_mask || std::isnan(f.s_lo) || std::isnan(f.w_lo))
             e.word |= filter_summary::unusable;
     }
     summaries_.data = std::move(data);

@@ -17,6 +17,7 @@
 #include "exactref/config.h"  // C++20, or a clear error
 
 #include <atomic>  // the kept filter summaries
+#include <bit>  // std::bit_cast
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -183,6 +184,13 @@ public:
         static constexpr std::uint64_t w_inexact = std::uint64_t{1} << 62;
         static constexpr std::uint64_t unusable = std::uint64_t{1} << 63;  // the exact path decides (spilled)
         static constexpr std::uint64_t count_mask = s_inexact - 1;
+        /// RU from RD and the inexact bit, without a branch: the next encoding away from zero for lo >= +0.0, toward
+        /// zero for lo < 0 (the builder checks each element against this and marks misfits unusable).
+        static double upper(double lo, std::uint64_t inexact) noexcept {
+            const auto b = std::bit_cast<std::uint64_t>(lo);
+            const std::uint64_t negative = b >> 63;
+            return std::bit_cast<double>(b + inexact - 2 * negative * inexact);
+        }
     };
     static_assert(sizeof(filter_summary) == 24, "24 bytes per element");
     /// Internal (covers.cpp): size() summaries, computed from the finished array on the first call and kept until
