@@ -39,7 +39,8 @@ namespace exactref {
 ///
 /// Element i: exact s_i = Σ t, exact S_i = Σ|t| over the finite terms, n_i = count(i) terms (zeros, specials and an
 /// initial value included), the special-value state (NaN, ±Inf, all terms -0.0) of a superaccumulator.
-/// Memory: 48 bytes per element, plus ~2.3 KB for each spilled element (spilled()).
+/// Memory: 48 bytes per element, plus ~2.3 KB for each spilled element (spilled()), plus 24 bytes per element kept
+/// after the first covers() under a bound standard (filter_summaries(); dropped when the array changes).
 /// Thread safety: const member functions may be called concurrently; add() needs exclusive access.
 ///
 ///   exactref::compact_reference_array r({3}, exactref::dtype::float32);
