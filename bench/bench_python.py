@@ -136,6 +136,13 @@ def xsum_wide_cases(rounds, rng):
         show(f"sum, float64 wide exponents, n = {n:,} (one thread)", res, "xsum large accumulator")
 
 
+def timed(fn):
+    """(wall, cpu) seconds of one call."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w0, time.process_time() - c0
+
+
 def covers_cases(rounds):
     """Reference.covers over arrays, interleaved: every case once per round; medians of elements per second."""
     rng = np.random.default_rng(20261201)
@@ -175,7 +182,7 @@ def covers_cases(rounds):
             times[label].append((wall, cpu, res.size))
     print(f"Reference.covers over arrays, {rounds} interleaved rounds, medians (elements judged per second)")
     for label, ts in times.items():
-        wall, cpu, size = median([t[0] for t in ts]), median([t[1] for t in ts]), ts[0][2]
+        wall, cpu, size = statistics.median([t[0] for t in ts]), statistics.median([t[1] for t in ts]), ts[0][2]
         print(f"  {label:44s} wall {wall * 1e3:8.2f} ms  {size / wall / 1e6:7.2f} M/s   cpu {size / cpu / 1e6:7.2f} M/s")
 
 
