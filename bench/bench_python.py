@@ -136,6 +136,13 @@ def xsum_wide_cases(rounds, rng):
         show(f"sum, float64 wide exponents, n = {n:,} (one thread)", res, "xsum large accumulator")
 
 
+def timed(fn):
+    """(wall, cpu) seconds of one call."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w0, time.process_time() - c0
+
+
 def covers_cases(rounds):
     """Reference.covers over arrays, interleaved: every case once per round; medians of elements per second."""
     rng = np.random.default_rng(20261201)
@@ -151,6 +158,18 @@ def covers_cases(rounds):
     folded = x.reshape(-1, 4, 8).sum(axis=2, dtype=np.float32).sum(axis=1, dtype=np.float32)
     for standard in ("any_order", "levels:fold/4,any"):
         cases.append((f"row sums 2^18 x 32 float32 {standard}", rows, folded, standard))
+    # Compact reference arrays (segment sums, scans): any_order, a structured standard (its flat bound per element)
+    # and a directed one; the first covers() builds the array's kept filter summaries (the warm-up below).
+    values = rng.standard_normal(10**7).astype(np.float32)
+    ids = rng.integers(0, 10**6, 10**7)
+    segs = er.segment_sum(values, ids, num_segments=10**6)
+    got_segs = np.zeros(10**6, np.float32)
+    np.add.at(got_segs, ids, values)
+    scan = er.cumsum(values)
+    got_scan = np.cumsum(values, dtype=np.float32)
+    for standard in ("any_order", "levels:fold:8,any", "directed:any_order"):
+        cases.append((f"segment_sum 10^6 of 10^7 float32 {standard}", segs, got_segs, standard))
+        cases.append((f"cumsum 10^7 float32 {standard}", scan, got_scan, standard))
     one = er.sum(x[0])
     runs = np.full(1 << 18, np.float32(x[0].sum(dtype=np.float32)))
     cases.append(("runs 2^18 of one sum float32 any_order", one, runs, "any_order"))
@@ -163,7 +182,7 @@ def covers_cases(rounds):
             times[label].append((wall, cpu, res.size))
     print(f"Reference.covers over arrays, {rounds} interleaved rounds, medians (elements judged per second)")
     for label, ts in times.items():
-        wall, cpu, size = median([t[0] for t in ts]), median([t[1] for t in ts]), ts[0][2]
+        wall, cpu, size = statistics.median([t[0] for t in ts]), statistics.median([t[1] for t in ts]), ts[0][2]
         print(f"  {label:44s} wall {wall * 1e3:8.2f} ms  {size / wall / 1e6:7.2f} M/s   cpu {size / cpu / 1e6:7.2f} M/s")
 
 

@@ -5,6 +5,7 @@
 // a binary64 filter first (covers_filter.h, docs/algorithms/covers-filter.md): it decides an element only when the
 // exact comparison must agree, and hands every other element to the exact decision below.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -656,6 +657,9 @@ public:
         fill_bounds(s.lo, s.hi, w.lo, w.hi, data, out);
     }
 
+    // A lower bound of the overflow threshold the directed rule compares with (prepare()).
+    double threshold_lo() const noexcept { return threshold_lo_; }
+
     // The flat part of B for the current key: B_acc = factor·W + extra (compute_flat), as enclosures.
     void set_flat(bool has_factor, detail::nonnegative_interval factor, detail::nonnegative_interval extra) {
         has_factor_ = has_factor;
@@ -913,12 +917,23 @@ array_verdict covers_many(std::span<const T> results, const reference* single, c
 class compact_decider {
 public:
     compact_decider(const compact_reference_array& refs, const standard& model, const format_info& result)
-        : refs_(refs), model_(model), result_(result), filter_(model, result), reader_(refs) {
+        : refs_(refs), model_(model), result_(result), filter_(model, result), reader_(refs),
+          summaries_(model.decides == rule::bound ? refs.filter_summaries() : nullptr) {
         acc_ = model.is_mixed() ? &info(model.accumulate.value_or(result.id)) : &result;
         key_ref_.term_format = refs.term_format();
         const bool one_level_any = model.levels.size() == 1 && model.levels[0].order == level_order::any;
         plain_any_ = model.decides == rule::bound && one_level_any && !model.directed && !model.ftz;
         unit_roundoff_ = std::ldexp(1.0, acc_->u_exponent());
+        gamma_unit_ = std::ldexp(1.0, acc_->u_exponent() + (model.directed ? 1 : 0));
+        fast_ = summaries_ != nullptr && !model.is_mixed() && !model.ftz;
+        if (fast_) {
+            // A structure that cannot describe 0 items says so here; its empty elements take the general path.
+            try {
+                zero_has_factor_ = gamma_enclosure(one_level_any ? 0 : structure_depth(model, 0), zero_factor_);
+            } catch (const std::invalid_argument&) {
+                zero_has_factor_ = false;
+            }
+        }
         one_level_any_ = one_level_any;
         // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
         // grow with n, so the smallest and largest n of the array decide.
@@ -939,6 +954,90 @@ public:
     // The filter's facts of element i; false sends it to the exact path.
     bool facts(std::size_t i, filter_reference& out) {
         out.usable = false;
+        if (model_.decides != rule::bound) return facts_by_rounding(i, out);
+        // The kept summary (24 bytes, compact_reference_array::filter_summary): RD of s and S, RU the next double up
+        // when inexact, so the pass streams 24 bytes per element instead of rebuilding each cell's enclosure.
+        using summary = compact_reference_array::filter_summary;
+        const summary& e = summaries_[i];
+        if (e.word & summary::unusable) return false;
+        compact_reference_array::filter_facts f;
+        f.count = e.word & summary::count_mask;
+        f.s_lo = e.s_lo;
+        f.s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
+        f.w_lo = e.w_lo;
+        f.w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
+        return facts_from(f, out);
+    }
+
+    // The fused filter of one element from its kept summary, for sums without mixed or ftz: B = factor·S with factor
+    // (n - 1)·u or γ_depth. Steps F1-F3 as filter_element and fill_bounds compute them, on the same enclosures and
+    // with the same outward rounding, without the intermediate structs. False sends the element to the general path
+    // (which decides it, or the exact path): n = 0, no finite factor, non-finite enclosures, directed overflow.
+    bool fast() const noexcept { return fast_; }
+    bool decide_fast(std::size_t i, double r, bool ratios, std::uint8_t& covered, double& ratio_lo, double& ratio_hi) {
+        using summary = compact_reference_array::filter_summary;
+        const summary& e = summaries_[i];
+        if (e.word & summary::unusable) return false;
+        const std::uint64_t n = e.word & summary::count_mask;
+        double f_lo, f_hi;
+        if (plain_any_) {
+            if (n > exact_in_binary64) return false;
+            f_lo = f_hi = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // exact
+        } else if (n == 0) {  // no terms: the factor of depth structure_depth(model, 0), enclosed once
+            if (!zero_has_factor_) return false;
+            f_lo = zero_factor_.lo;
+            f_hi = zero_factor_.hi;
+        } else {
+            if (n > exact_in_binary64) return false;
+            recent_count& slot = recent_[n % recent_.size()];
+            if (slot.count != n) {
+                const std::uint64_t depth = one_level_any_ ? n - 1 : structure_depth(model_, n);
+                slot.count = n;
+                slot.has_factor = gamma_enclosure(depth, slot.factor);
+            }
+            if (!slot.has_factor) return false;
+            f_lo = slot.factor.lo;
+            f_hi = slot.factor.hi;
+        }
+        const double s_lo = e.s_lo, s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
+        const double w_lo = e.w_lo, w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        if (!(std::fabs(s_lo) < inf && std::fabs(s_hi) < inf && w_hi < inf && w_lo >= 0)) return false;
+        // Step F1: B in [b_lo, b_hi] (one RN per end, widened by one ulp; exact when the factor is 0 or a point).
+        const detail::nonnegative_interval b = detail::nonnegative_interval{f_lo, f_hi} *
+                                               detail::nonnegative_interval{w_lo, w_hi};
+        if (!(b.hi < inf)) return false;
+        if (model_.directed) {  // as fill_bounds: no partial sum can reach the saturation threshold
+            const detail::nonnegative_interval grow = point(1) + detail::nonnegative_interval{f_lo, f_hi};
+            const detail::nonnegative_interval w{w_lo, w_hi};
+            const detail::nonnegative_interval positive = (w + point(std::max(s_hi, 0.0))) * point(0.5);
+            const detail::nonnegative_interval negative = (w + point(std::max(-s_lo, 0.0))) * point(0.5);
+            const double threshold = filter_.threshold_lo();
+            if (!((grow * positive + point(0)).hi <= threshold && (grow * negative + point(0)).hi <= threshold))
+                return false;
+        }
+        // Step F2.
+        const double covered_below = detail::next_down(b.lo), violated_above = detail::next_up(b.hi);
+        const double d1 = r - s_lo, d2 = s_hi - r;
+        if (d1 <= covered_below && d2 <= covered_below) covered = 1;
+        else if (-d1 > violated_above || -d2 > violated_above) covered = 0;
+        else return false;
+        if (!ratios) return true;
+        // Step F3.
+        const double up = std::max(d1, d2);
+        if (up == 0) {
+            ratio_lo = ratio_hi = 0;
+            return true;
+        }
+        const double e_hi = detail::next_up(up), e_lo = detail::next_down(std::max({0.0, -d1, -d2}));
+        ratio_hi = b.lo > 0 ? detail::next_up(e_hi / b.lo) : inf;
+        if (b.hi > 0) ratio_lo = detail::next_down(e_lo / b.hi);
+        else ratio_lo = e_lo > 0 ? inf : 0;
+        return true;
+    }
+
+private:
+    bool facts_by_rounding(std::size_t i, filter_reference& out) {
         const compact_reference_array::filter_facts f = reader_.facts(i);
         if (!f.usable) return false;
         if (model_.decides != rule::bound) {
@@ -950,6 +1049,10 @@ public:
             out.usable = true;
             return true;
         }
+        return facts_from(f, out);
+    }
+
+    bool facts_from(const compact_reference_array::filter_facts& f, filter_reference& out) {
         set_count(f.count);
         if (plain_any_ && !model_.is_mixed() && f.count <= exact_in_binary64) {
             // Step F1 for B = (n - 1)·u·S alone: the factor is exact, so one RN per end, widened by one ulp (L1).
@@ -973,7 +1076,6 @@ public:
         return out.usable;
     }
 
-private:
     void add_flat_structure(reference& r) const {
         structure_bound b;
         b.structure = model_.structure();
@@ -991,7 +1093,19 @@ private:
             if (model_.is_mixed()) filter_.set_flat(true, point(factor_), point(0));  // else facts() has its own path
             return;
         }
-        // compute_flat's factor for a sum is γ_depth (extra 0) unless ftz: adds terms in n.
+        // compute_flat's factor for a sum is γ_depth (extra 0) unless ftz: adds terms in n. Without ftz: it is
+        // enclosed in closed form (gamma_enclosure), remembered per n in a small direct-mapped table (segment sums
+        // repeat a few counts; a scan's counts are all distinct and take the closed form each time).
+        if (!model_.ftz && n > 0 && n <= exact_in_binary64) {
+            recent_count& slot = recent_[n % recent_.size()];
+            if (slot.count != n) {
+                const std::uint64_t depth = one_level_any_ ? n - 1 : structure_depth(model_, n);
+                slot.count = n;
+                slot.has_factor = gamma_enclosure(depth, slot.factor);
+            }
+            filter_.set_flat(slot.has_factor, slot.factor, point(0));
+            return;
+        }
         std::uint64_t key = n;
         if (!model_.ftz && n > 0) key = one_level_any_ ? n - 1 : structure_depth(model_, n);
         if (model_.ftz || n == 0) key = n | (std::uint64_t{1} << 63);  // keyed by n itself
@@ -1006,6 +1120,29 @@ private:
         filter_.set_flat(found->second.has_factor, found->second.factor, found->second.extra);
     }
 
+    // Step F1 for γ_k = k·u / (1 - k·u) (u of acc, 2u directed), k < 2^53: k·u is exact (u is a power of two and
+    // k·u >= u lies far above the subnormals), 1 - k·u is exact (a multiple of u in (0, 1) has at most p <= 53
+    // significant bits), so one RN, widened by one ulp each way (L1), encloses γ_k. False when k·u >= 1 (no finite
+    // bound), as compute_flat.
+    bool gamma_enclosure(std::uint64_t k, detail::nonnegative_interval& out) const {
+        if (k > exact_in_binary64) return false;
+        const double ku = static_cast<double>(k) * gamma_unit_;
+        if (!(ku < 1)) return false;
+        const double g = ku / (1 - ku);
+        out = {detail::next_down(g), detail::next_up(g)};
+        return true;
+    }
+    struct recent_count {
+        std::uint64_t count = 0;  // 0: empty (n = 0 never takes the table)
+        bool has_factor = false;
+        detail::nonnegative_interval factor;
+    };
+    std::array<recent_count, 1024> recent_{};
+    double gamma_unit_ = 0;  // u of acc, doubled for directed rounding (compute_flat)
+    bool fast_ = false;      // decide_fast applies: kept summaries, a bound standard, no mixed, no ftz
+    bool zero_has_factor_ = false;
+    detail::nonnegative_interval zero_factor_;  // elements without terms
+
     struct flat_entry {
         bool has_factor = false;
         detail::nonnegative_interval factor, extra;
@@ -1016,6 +1153,7 @@ private:
     const format_info* acc_ = nullptr;
     array_filter filter_;
     compact_reference_array::reader reader_;
+    const compact_reference_array::filter_summary* summaries_ = nullptr;  // bound standards
     reference key_ref_;  // count and term format only: what compute_flat and prepare's checks read
     bool plain_any_ = false, one_level_any_ = false, have_count_ = false;
     std::uint64_t count_ = 0;
@@ -1025,42 +1163,114 @@ private:
     std::unordered_map<std::uint64_t, flat_entry> flat_;
 };
 
+// Elements base .. base + out.covered.size() - 1 (at most): out's slot k holds element base + k's decision. The
+// caller holds a detail::default_fp_environment.
 template <class T>
-array_decisions decide_compact(std::span<const T> results, const compact_reference_array& refs,
-                               const standard& model, bool ratios, compact_decider& decider) {
+void decide_compact_block(std::span<const T> results, std::size_t base, std::size_t count, const standard& model,
+                          bool ratios, compact_decider& decider, array_decisions& out,
+                          std::unique_ptr<reference>& scratch) {
     using tr = format_traits<T>;
     const format_info& f = tr::info;
+    const std::span<const T> block = results.subspan(base, count);
+    filter_reference facts;
+    using bits_t = typename tr::bits_type;
+    const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
+    const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
+                                               << (f.precision - 1));
+    const bool fast = decider.fast();
+    double unused = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+        const bits_t bits = tr::to_bits(block[k]);
+        const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
+        // Finite results other than -0.0 (which has its own rule) take the fused filter first.
+        if (fast && magnitude < special && bits != sign_bit &&
+            decider.decide_fast(base + k, result_value(block[k]), ratios, out.covered[k],
+                                ratios ? out.ratio_lo[k] : unused, ratios ? out.ratio_hi[k] : unused))
+            continue;
+        if (magnitude < special && decider.facts(base + k, facts) &&
+            decide_by_filter(block, k, facts, model, ratios, out))
+            continue;
+        ++out.exact_path;
+        if (!scratch) scratch = std::make_unique<reference>();
+        decider.materialize(base + k, *scratch);
+        const verdict v = evaluate(prepare(*scratch, model, f), bits, false);
+        out.covered[k] = v.covered;
+        if (ratios) out.ratio_lo[k] = out.ratio_hi[k] = std::isnan(v.ratio) ? 0 : v.ratio;
+    }
+}
+
+// Every element's decision (covers_flags).
+template <class T>
+array_decisions decide_compact(std::span<const T> results, const compact_reference_array& refs,
+                               const standard& model, compact_decider& decider) {
     const std::size_t n = results.size();
     if (refs.size() != n)
         throw std::invalid_argument("covers: " + std::to_string(n) + " results for " + std::to_string(refs.size()) +
                                     " references: pass one result per reference element (row-major)");
     array_decisions out;
     out.covered.assign(n, 0);
-    if (ratios) {
-        out.ratio_lo.assign(n, 0);
-        out.ratio_hi.assign(n, 0);
-    }
     const detail::default_fp_environment environment;
-    filter_reference facts;
-    using bits_t = typename tr::bits_type;
-    const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
-    const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
-                                               << (f.precision - 1));
     std::unique_ptr<reference> scratch;
-    for (std::size_t i = 0; i < n; ++i) {
-        const bits_t bits = tr::to_bits(results[i]);
-        const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
-        if (magnitude < special && decider.facts(i, facts) && decide_by_filter(results, i, facts, model, ratios, out))
-            continue;
-        ++out.exact_path;
-        if (!scratch) scratch = std::make_unique<reference>();
-        decider.materialize(i, *scratch);
-        const verdict v = evaluate(prepare(*scratch, model, f), bits, false);
-        out.covered[i] = v.covered;
-        if (ratios) out.ratio_lo[i] = out.ratio_hi[i] = std::isnan(v.ratio) ? 0 : v.ratio;
-    }
+    decide_compact_block(results, 0, n, model, false, decider, out, scratch);
     exact_path_elements.fetch_add(out.exact_path, std::memory_order_relaxed);
     return out;
+}
+
+// What covers_compact needs of the decisions, gathered block by block instead of kept per element (10^7 ratio
+// enclosures are 160 MB of fresh pages per call): the violations, and the candidates for the worst element — those
+// whose ratio enclosure reaches the largest lower end seen so far, among all elements and among the violations. The
+// floors only rise, so an element below a floor when it is seen is below it at the end: the candidates left at the
+// end are exactly the elements covers_many's two passes would examine, in index order.
+struct worst_candidates {
+    struct entry {
+        std::size_t index;
+        double lo, hi;
+    };
+    struct side {
+        double floor = -1;
+        std::vector<entry> entries;
+        std::size_t prune_at = 1024;
+        void add(std::size_t i, double lo, double hi) {
+            floor = std::max(floor, lo);
+            if (hi < floor) return;
+            entries.push_back({i, lo, hi});
+            if (entries.size() < prune_at) return;
+            std::erase_if(entries, [&](const entry& e) { return e.hi < floor; });
+            prune_at = std::max<std::size_t>(1024, 2 * entries.size());
+        }
+    };
+    std::size_t violations = 0;
+    std::vector<std::size_t> first_violations;
+    side all, violated;
+    std::uint64_t exact_path = 0;
+
+    void add(std::size_t i, bool covered, double lo, double hi) {
+        all.add(i, lo, hi);
+        if (covered) return;
+        ++violations;
+        if (first_violations.size() < 8) first_violations.push_back(i);
+        violated.add(i, lo, hi);
+    }
+};
+
+template <class T>
+worst_candidates judge_compact(std::span<const T> results, const standard& model, compact_decider& decider) {
+    constexpr std::size_t block = 4096;  // the block's decisions stay in the first-level caches
+    worst_candidates w;
+    array_decisions d;
+    d.covered.assign(block, 0);
+    d.ratio_lo.assign(block, 0);
+    d.ratio_hi.assign(block, 0);
+    const detail::default_fp_environment environment;
+    std::unique_ptr<reference> scratch;
+    for (std::size_t base = 0; base < results.size(); base += block) {
+        const std::size_t count = std::min(block, results.size() - base);
+        decide_compact_block(results, base, count, model, true, decider, d, scratch);
+        for (std::size_t k = 0; k < count; ++k) w.add(base + k, d.covered[k] != 0, d.ratio_lo[k], d.ratio_hi[k]);
+    }
+    w.exact_path = d.exact_path;
+    exact_path_elements.fetch_add(d.exact_path, std::memory_order_relaxed);
+    return w;
 }
 
 template <class T>
@@ -1073,39 +1283,32 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
                                     std::to_string(refs.size()) +
                                     " references: pass one result per reference element (row-major)");
     compact_decider decider(refs, model, tr::info);
-    const array_decisions d = decide_compact(results, refs, model, true, decider);
+    const worst_candidates w = judge_compact(results, model, decider);
     if (results.empty()) {
         out.worst.covered = true;
         out.worst.standard = model.name();
         return out;
     }
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        if (d.covered[i]) continue;
-        ++out.violations;
-        if (out.first_violations.size() < 8) out.first_violations.push_back(i);
-    }
+    out.violations = w.violations;
+    out.first_violations = w.first_violations;
     out.covered = out.violations == 0;
     // The worst, as covers_many chooses it: violations first, then the largest exact ratio, the first on ties.
-    const bool among_violations = out.violations > 0;
-    auto in_class = [&](std::size_t i) { return !among_violations || !d.covered[i]; };
-    double floor = -1;
-    for (std::size_t i = 0; i < results.size(); ++i)
-        if (in_class(i)) floor = std::max(floor, d.ratio_lo[i]);
+    const worst_candidates::side& among = out.violations > 0 ? w.violated : w.all;
     reference scratch;
     double worst_ratio = -1;
     std::uint64_t exact_ratios = 0;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        if (!in_class(i) || d.ratio_hi[i] < floor) continue;
-        double ratio = d.ratio_lo[i];
-        if (d.ratio_lo[i] != d.ratio_hi[i]) {
+    for (const worst_candidates::entry& e : among.entries) {
+        if (e.hi < among.floor) continue;
+        double ratio = e.lo;
+        if (e.lo != e.hi) {
             ++exact_ratios;
-            decider.materialize(i, scratch);
-            const verdict v = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[i]), false);
+            decider.materialize(e.index, scratch);
+            const verdict v = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[e.index]), false);
             ratio = std::isnan(v.ratio) ? 0 : v.ratio;
         }
         if (ratio > worst_ratio) {
             worst_ratio = ratio;
-            out.worst_index = i;
+            out.worst_index = e.index;
         }
     }
     exact_ratio_elements.fetch_add(exact_ratios, std::memory_order_relaxed);
@@ -1155,7 +1358,7 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
         for (std::size_t i = 0; i < bits.size(); ++i)
             values[i] = tr::from_bits(static_cast<typename tr::bits_type>(bits[i]));
         compact_decider decider(refs, model, format);
-        const array_decisions d = decide_compact(std::span<const T>(values), refs, model, false, decider);
+        const array_decisions d = decide_compact(std::span<const T>(values), refs, model, decider);
         std::copy(d.covered.begin(), d.covered.end(), covered.begin());
     };
     switch (format.id) {

@@ -12,6 +12,7 @@
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
 #include <bit>
+#include <cmath>    // std::isnan
 #include <cstring>  // std::memcpy
 #include <limits>
 #include <stdexcept>
@@ -271,6 +272,7 @@ void compact_reference_array::set_scan(std::vector<std::size_t> shape, dtype ter
     cells_ = cell_vector();
     spills_.clear();
     scan_ = std::move(scan);
+    summaries_.reset();
 }
 
 void compact_reference_array::check_format(const format_info& f) const {
@@ -288,6 +290,7 @@ void compact_reference_array::check_index(std::size_t i) const {
 void compact_reference_array::add_bits(std::size_t i, std::uint64_t bits) {
     check_index(i);
     if (scan_) throw std::logic_error("compact_reference_array: a scan's references take no more terms");
+    if (summaries_.data) summaries_.reset();  // kept filter summaries describe the array before this term
     cell& c = cells_[i];
     const format_info& f = info(term_format_);
     if ((c.state & cell_spilled) == 0 && try_add(c, bits, f)) return;
@@ -309,6 +312,7 @@ std::uint64_t compact_reference_array::count(std::size_t i) const {
 std::pair<std::uint64_t, std::uint64_t> compact_reference_array::count_range() const noexcept {
     if (size_ == 0) return {0, 0};
     if (scan_) return {scan_->count_at(0), scan_->count_at(scan_->length - 1)};
+    if (summaries_.ready.load(std::memory_order_acquire)) return summaries_.counts;
     std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
     for (const cell& c : cells_) {
         lo = std::min(lo, c.count);
@@ -425,6 +429,37 @@ compact_reference_array::filter_facts compact_reference_array::reader::facts(std
     enclose(false, abs_of(c), out.w_lo, out.w_hi);
     out.usable = true;
     return out;
+}
+
+// The filter summaries (covers.cpp, docs/algorithms/compact-reference-array.md): reader::facts of every element,
+// kept in 24 bytes. An element whose enclosure ends are not equal or adjacent doubles (never expected), or whose
+// count does not fit beside the flags, is marked unusable: the exact path decides it, so a summary never misleads.
+const compact_reference_array::filter_summary* compact_reference_array::filter_summaries() const {
+    if (const filter_summary* kept = summaries_.ready.load(std::memory_order_acquire)) return kept;
+    const std::lock_guard<std::mutex> lock(summaries_.mutex);
+    if (const filter_summary* kept = summaries_.ready.load(std::memory_order_acquire)) return kept;
+    auto data = std::make_unique_for_overwrite<filter_summary[]>(size_);
+    reader r(*this);
+    for (std::size_t i = 0; i < size_; ++i) {
+        const filter_facts f = r.facts(i);
+        filter_summary& e = data[i];
+        e.s_lo = f.s_lo;
+        e.w_lo = f.w_lo;
+        const std::uint64_t s_inexact = f.s_hi != f.s_lo ? 1 : 0, w_inexact = f.w_hi != f.w_lo ? 1 : 0;
+        e.word = (f.count & filter_summary::count_mask) | (s_inexact ? filter_summary::s_inexact : 0) |
+                 (w_inexact ? filter_summary::w_inexact : 0);
+        // The reader's RU must be what the facts say, bit for bit (a zero of either sign aside).
+        auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
+                                                    (a == 0 && b == 0); };
+        const bool fits = same(filter_summary::upper(f.s_lo, s_inexact), f.s_hi) &&
+                          same(filter_summary::upper(f.w_lo, w_inexact), f.w_hi);
+        if (!f.usable || !fits || f.count > filter_summary::count_mask || std::isnan(f.s_lo) || std::isnan(f.w_lo))
+            e.word |= filter_summary::unusable;
+    }
+    summaries_.data = std::move(data);
+    summaries_.counts = count_range();
+    summaries_.ready.store(summaries_.data.get(), std::memory_order_release);
+    return summaries_.data.get();
 }
 
 std::uint64_t compact_reference_array::reader::nearest_bits(std::size_t i, const format_info& f, rounding mode) {

@@ -515,4 +515,157 @@ TEST(CompactCovers, SizeMismatchIsAClearError) {
                 ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr("1 results for 2 references")));
 }
 
+// ---- the kept filter summaries (compact_reference_array::filter_summaries) -----------------------------------------
+
+// Results of every kind for a segment sum: RN(s), s ± B rounded, one ulp beyond, NaN, ±Inf, ±0.0.
+template <class T>
+std::vector<T> mixed_results(const er::compact_reference_array& refs, const er::standard& model, std::uint64_t seed) {
+    using tr = er::format_traits<T>;
+    std::mt19937_64 rng(seed);
+    std::vector<T> out(refs.size());
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+        const er::reference r = refs.element(k, model);
+        const double b = er::bound(r, model, tr::info), s = r.nearest<double>();
+        const double pick[] = {s, s + b, s - b, std::nextafter(s + b, INFINITY), std::nextafter(s - b, -INFINITY),
+                               NAN, INFINITY, -0.0, 0.0, s * 2};
+        out[k] = tr::from_bits(static_cast<typename tr::bits_type>(
+            er::round_double_to(tr::info, pick[rng() % 10], er::rounding::to_nearest_even)));
+    }
+    return out;
+}
+
+TEST(CompactCovers, SummaryPathGivesTheReferenceArrayPathsVerdicts) {
+    // The compact path (kept summaries, closed-form γ) and covers over the same elements as full references
+    // (per-reference facts, exact rationals enclosed): identical verdicts, first violations, worst element, message.
+    std::mt19937_64 rng(51);
+    const std::size_t n = 6000, segments = 300;
+    const std::vector<std::uint64_t> bits = oracle::random_terms(er::binary64_info, n, oracle::term_mix::cancelling, rng);
+    const std::vector<double> x = typed<double>(bits);
+    std::vector<std::int64_t> ids(n);
+    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % segments);
+    const auto refs = er::segment_sum(std::span<const double>(x), std::span<const std::int64_t>(ids), segments);
+    const er::reference_array full = refs.to_array();
+    for (const char* text : {"any_order", "directed:any_order", "tree:12", "split_k:4", "directed:tree:12",
+                             "mixed:float64:float32", "faithful"}) {
+        SCOPED_TRACE(text);
+        const er::standard model = er::parse_standard(text);
+        for (std::uint64_t seed = 0; seed < 4; ++seed) {
+            if (model.is_mixed()) {
+                const std::vector<float> r = mixed_results<float>(refs, model, seed);
+                const er::array_verdict a = er::covers(std::span<const float>(r), refs, model);
+                const er::array_verdict b = er::covers(std::span<const float>(r), full, model);
+                ASSERT_EQ(a.message(), b.message()) << "seed " << seed;
+                continue;
+            }
+            const std::vector<double> r = mixed_results<double>(refs, model, seed);
+            const er::array_verdict a = er::covers(std::span<const double>(r), refs, model);
+            const er::array_verdict b = er::covers(std::span<const double>(r), full, model);
+            ASSERT_EQ(a.covered, b.covered) << "seed " << seed;
+            ASSERT_EQ(a.violations, b.violations) << "seed " << seed;
+            ASSERT_EQ(a.first_violations, b.first_violations) << "seed " << seed;
+            ASSERT_EQ(a.worst_index, b.worst_index) << "seed " << seed;
+            ASSERT_EQ(a.message(), b.message()) << "seed " << seed;
+        }
+    }
+}
+
+TEST(CompactCovers, KeptSummariesFollowTheArray) {
+    // A summary kept from one covers() call must not judge the array after it changed, nor a copy.
+    std::vector<double> values{1, 2, 3, 4};
+    std::vector<std::int64_t> ids{0, 1, 0, 1};
+    auto refs = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), 2);
+    const std::vector<double> before{4, 6}, after{4, 6.5};
+    EXPECT_TRUE(er::covers(std::span<const double>(before), refs, er::any_order()).covered);
+    EXPECT_FALSE(er::covers(std::span<const double>(after), refs, er::any_order()).covered);
+    er::compact_reference_array copy = refs;
+    refs.add(1, 0.5);
+    EXPECT_FALSE(er::covers(std::span<const double>(before), refs, er::any_order()).covered);
+    EXPECT_TRUE(er::covers(std::span<const double>(after), refs, er::any_order()).covered);
+    EXPECT_TRUE(er::covers(std::span<const double>(before), copy, er::any_order()).covered);
+    copy = refs;
+    EXPECT_TRUE(er::covers(std::span<const double>(after), copy, er::any_order()).covered);
+}
+
+// Planted on the bound: each segment holds {2^60·c, -2^60·c, 2^20·c} (c a power of two), so s = 2^20·c,
+// S = (2^61 + 2^20)·c and the any_order bound 2u·S = (2^9 + 2^-32)·c; s ± B are doubles (53 bits from 2^20 to 2^-32).
+// For any_order the results s ± B lie exactly on the bound (covered) and one ulp beyond (not); the filter decides
+// neither at the bound (its margins are strict), so the exact path does. For the γ-bounds (directed, structured) B
+// is not dyadic: the doubles on each side of s ± B are planted, and the verdicts must be those of covers_bits.
+template <class Refs>
+void check_planted_at_the_bound(const char* what, const Refs& make) {
+    SCOPED_TRACE(what);
+    const std::size_t segments = 24;
+    std::vector<double> values;
+    std::vector<std::int64_t> ids;
+    for (std::size_t k = 0; k < segments; ++k) {
+        const double c = std::ldexp(1.0, static_cast<int>(k) - 12) * (k % 2 ? -1 : 1);
+        for (double t : {std::ldexp(c, 60), -std::ldexp(c, 60), std::ldexp(c, 20)}) {
+            values.push_back(t);
+            ids.push_back(static_cast<std::int64_t>(k));
+        }
+    }
+    const er::compact_reference_array refs =
+        er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), segments);
+    for (const char* text : {"any_order", "directed:any_order", "levels:fold/3,any"}) {
+        SCOPED_TRACE(text);
+        const er::standard model = er::parse_standard(text);
+        std::vector<double> results;
+        std::vector<bool> expected;
+        std::size_t on_the_bound = 0;
+        for (std::size_t k = 0; k < segments; ++k) {
+            const er::reference r = refs.element(k, model);
+            const double s = r.nearest<double>(), b = er::bound(r, model, er::binary64_info);
+            for (double edge : {s + b, s - b}) {
+                const double out = edge > s ? INFINITY : -INFINITY, in = -out;
+                const double near[] = {std::nextafter(edge, in), edge, std::nextafter(edge, out)};
+                for (double x : near) {
+                    results.push_back(x);
+                    expected.push_back(er::covers(x, r, model).covered);  // the exact decision, element by element
+                }
+                if (std::string(text) == "any_order") {
+                    ASSERT_TRUE(er::covers(edge, r, model).covered) << "exactly on the bound, element " << k;
+                    ASSERT_FALSE(er::covers(near[2], r, model).covered) << "one ulp beyond, element " << k;
+                    ++on_the_bound;
+                }
+            }
+        }
+        const auto judged = make(refs, results.size() / segments, model);
+        const std::uint64_t exact_before = er::detail::covers_exact_path_count();
+        const er::array_verdict v = er::covers(std::span<const double>(results), judged, model);
+        const std::uint64_t decided_exactly = er::detail::covers_exact_path_count() - exact_before;
+        std::vector<std::size_t> first_violations;
+        std::size_t violations = 0;
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            if (expected[i]) continue;
+            ++violations;
+            if (first_violations.size() < 8) first_violations.push_back(i);
+        }
+        EXPECT_EQ(v.violations, violations);
+        EXPECT_EQ(v.first_violations, first_violations);
+        EXPECT_GE(decided_exactly, on_the_bound) << "results on the bound must be decided exactly";
+        EXPECT_LE(decided_exactly, results.size());
+        if (std::string(text) == "any_order") EXPECT_GT(violations, 0u);
+    }
+}
+
+TEST(CompactCovers, PlantedAtTheBoundTheExactPathDecides) {
+    // Each element's six planted results judged against its own reference: the array repeats each element 6 times.
+    check_planted_at_the_bound("compact", [](const er::compact_reference_array& refs, std::size_t per,
+                                             const er::standard&) {
+        std::vector<std::size_t> index;
+        for (std::size_t k = 0; k < refs.size(); ++k)
+            for (std::size_t j = 0; j < per; ++j) index.push_back(k);
+        return refs.gather(index);
+    });
+    check_planted_at_the_bound("reference_array", [](const er::compact_reference_array& refs, std::size_t per,
+                                                     const er::standard& model) {
+        er::reference_array out;
+        out.rows = refs.size() * per;
+        out.cols = 1;
+        for (std::size_t k = 0; k < refs.size(); ++k)
+            for (std::size_t j = 0; j < per; ++j) out.elements.push_back(refs.element(k, model));
+        return out;
+    });
+}
+
 }  // namespace

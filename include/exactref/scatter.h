@@ -16,10 +16,13 @@
 
 #include "exactref/config.h"  // C++20, or a clear error
 
+#include <atomic>  // the kept filter summaries
+#include <bit>  // std::bit_cast
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>  // the kept filter summaries
 #include <utility>  // std::pair
 #include <span>
 #include <string>
@@ -36,7 +39,8 @@ namespace exactref {
 ///
 /// Element i: exact s_i = Σ t, exact S_i = Σ|t| over the finite terms, n_i = count(i) terms (zeros, specials and an
 /// initial value included), the special-value state (NaN, ±Inf, all terms -0.0) of a superaccumulator.
-/// Memory: 48 bytes per element, plus ~2.3 KB for each spilled element (spilled()).
+/// Memory: 48 bytes per element, plus ~2.3 KB for each spilled element (spilled()), plus 24 bytes per element kept
+/// after the first covers() under a bound standard (filter_summaries(); dropped when the array changes).
 /// Thread safety: const member functions may be called concurrently; add() needs exclusive access.
 ///
 ///   exactref::compact_reference_array r({3}, exactref::dtype::float32);
@@ -71,7 +75,8 @@ public:
 
     /// n_i. Throws std::out_of_range for i >= size() (as every accessor below).
     std::uint64_t count(std::size_t i) const;
-    /// The smallest and largest n_i ({0, 0} when empty): O(1) for a scan, one pass over the cells otherwise.
+    /// The smallest and largest n_i ({0, 0} when empty): O(1) for a scan or while filter summaries are kept, one pass
+    /// over the cells otherwise.
     std::pair<std::uint64_t, std::uint64_t> count_range() const noexcept;
     /// The full reference of element i (its superaccumulators built on demand, ~2.3 KB), equal to what
     /// exactref::sum would give for the same terms, except `largest` (NaN: not kept).
@@ -170,9 +175,39 @@ public:
         std::unique_ptr<cursor> scratch_;
     };
 
-    /// Internal, for the builders in src/scatter.cpp.
-    cell_vector& cells() noexcept { return cells_; }
-    std::vector<spill>& spills() noexcept { return spills_; }
+    /// Internal (covers.cpp): element i's filter_facts in 24 bytes, for a covers() pass that streams them instead
+    /// of the cells. s_lo and w_lo are RD of s and S in binary64; RU is the next double up when the matching
+    /// inexact bit is set, else the same value (RD and RU of a real number are equal or adjacent doubles).
+    struct filter_summary {
+        double s_lo = 0, w_lo = 0;
+        std::uint64_t word = 0;  // count | s_inexact | w_inexact | unusable (bits below)
+        static constexpr std::uint64_t s_inexact = std::uint64_t{1} << 61;
+        static constexpr std::uint64_t w_inexact = std::uint64_t{1} << 62;
+        static constexpr std::uint64_t unusable = std::uint64_t{1} << 63;  // the exact path decides (spilled)
+        static constexpr std::uint64_t count_mask = s_inexact - 1;
+        /// RU from RD and the inexact bit, without a branch: the next encoding away from zero for lo >= +0.0, toward
+        /// zero for lo < 0 (the builder checks each element against this and marks misfits unusable).
+        static double upper(double lo, std::uint64_t inexact) noexcept {
+            const auto b = std::bit_cast<std::uint64_t>(lo);
+            const std::uint64_t negative = b >> 63;
+            return std::bit_cast<double>(b + inexact - 2 * negative * inexact);
+        }
+    };
+    static_assert(sizeof(filter_summary) == 24, "24 bytes per element");
+    /// Internal (covers.cpp): size() summaries, computed from the finished array on the first call and kept until
+    /// the array changes (add_bits, cells(), spills(), set_scan). Const calls may race: one computes, the others
+    /// wait for it. 24 bytes per element more while kept.
+    const filter_summary* filter_summaries() const;
+
+    /// Internal, for the builders in src/scatter.cpp (non-const access drops the kept filter summaries).
+    cell_vector& cells() noexcept {
+        summaries_.reset();
+        return cells_;
+    }
+    std::vector<spill>& spills() noexcept {
+        summaries_.reset();
+        return spills_;
+    }
     struct scan_storage;
     void set_scan(std::vector<std::size_t> shape, dtype term_format, std::unique_ptr<scan_storage> scan);
 
@@ -185,6 +220,24 @@ private:
     cell_vector cells_;
     std::vector<spill> spills_;
     std::shared_ptr<const scan_storage> scan_;  // immutable once built: copies share it
+    // The filter summaries, built once per state of the array; a copy or a moved-to array starts without them.
+    struct summary_slot {
+        summary_slot() = default;
+        summary_slot(const summary_slot&) noexcept {}
+        summary_slot& operator=(const summary_slot&) noexcept {
+            reset();
+            return *this;
+        }
+        void reset() noexcept {
+            ready.store(nullptr, std::memory_order_relaxed);
+            data.reset();
+        }
+        std::mutex mutex;
+        std::atomic<const filter_summary*> ready{nullptr};
+        std::unique_ptr<filter_summary[]> data;
+        std::pair<std::uint64_t, std::uint64_t> counts{0, 0};  // count_range() of the same state
+    };
+    mutable summary_slot summaries_;
 };
 using CompactReferenceArray = compact_reference_array;
 
