@@ -83,7 +83,10 @@ int bit_width128(u128 a) noexcept {
     m >>= zeros;
     e += zeros;
     const int d = e - c.exponent;
-    if ((c.abs_lo | c.abs_hi) == 0 || d < 0 || d + std::bit_width(m) > headroom_bits - 1)
+    // A negative d becomes at least 2^31 as a 32-bit unsigned, summed in 64 bits (no wrap): one comparison for
+    // d >= 0 and d + bitwidth(m) <= 125.
+    const std::uint64_t span = std::uint64_t{static_cast<std::uint32_t>(d)} + static_cast<unsigned>(std::bit_width(m));
+    if ((c.abs_lo | c.abs_hi) == 0 || span > headroom_bits - 1)
         return add_finite_rare(c, negative, m, e);
     // In 64-bit halves on the cell itself (a 128-bit copy through memory stalls store forwarding).
     const std::uint64_t t_lo = d < 64 ? m << d : 0;
@@ -534,9 +537,10 @@ inline void add_term(compact_reference_array& out, std::size_t i, T x) {
     out.add_bits(i, tr::to_bits(x));  // spills, or adds to the pair
 }
 
-// Scatters are bound by the latency of random cell accesses (a 10^5-segment array is 4.8 MB, beyond L2): fetch the
-// cell `ahead` updates early (both lines a 48-byte cell may span).
-constexpr std::size_t prefetch_distance = 16;
+// Scatters into arrays beyond L2 (10^5 cells are 4.8 MB) also wait on random cell accesses: fetch the cell updated
+// prefetch_distance terms ahead early (both lines a 48-byte cell may span). 32 measured best of 8, 16, 32 at 10^6
+// cells and on par with 16 at 10^5 (bench_scatter, docs/scatter.md).
+constexpr std::size_t prefetch_distance = 32;
 inline void prefetch_cell(compact_reference_array& out, std::size_t i) noexcept {
     const char* p = reinterpret_cast<const char*>(out.cells().data() + i);
     __builtin_prefetch(p, 1);
