@@ -166,7 +166,7 @@ void covers_segments(benchmark::State& state) {
 
 BENCHMARK(covers_segments)->ArgsProduct({{10'000'000}, {0, 1, 2}, {1'000'000, 10'000'000}})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
-BENCHMARK(segment_sum<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(segment_sum<double>)->Args({10'000'000, 1'000})->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<float>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum<float>)->Args({10'000'000, 100'000})->Args({10'000'000, 1'000'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(cumsum_binary64<double>)->Arg(10'000'000)->Unit(benchmark::kMillisecond);

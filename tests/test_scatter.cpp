@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <numeric>  // std::gcd
 #include <random>
 #include <span>
 #include <string>
@@ -171,6 +172,115 @@ void expect_elements(const er::compact_reference_array& refs, const std::vector<
         for (double v : terms[k]) bits.push_back(std::bit_cast<std::uint64_t>(v));
         expect_element_exact(refs, k, er::binary64_info, bits, where);
     }
+}
+
+// The builders' scatter loop and its inlined cell update on id patterns that stress them — ids sorted, reversed, one
+// hot segment, every id distinct — with every term mix (wide spans that spill, NaN, ±Inf, signed zeros, subnormals),
+// int32 and int64 ids; segment_sum, bincount and add_at (with initial terms), every element against the oracles.
+template <class T, class I>
+void check_id_patterns(std::uint64_t seed) {
+    const er::format_info& f = er::format_traits<T>::info;
+    std::mt19937_64 rng(seed);
+    const char* const pattern_names[] = {"sorted", "reversed", "one hot segment", "all distinct"};
+    for (oracle::term_mix mix : oracle::all_term_mixes) {
+        const std::size_t n = 60 + rng() % 60;
+        const std::vector<std::uint64_t> bits = oracle::random_terms(f, n, mix, rng);
+        const std::vector<T> values = typed<T>(bits);
+        for (int pattern = 0; pattern < 4; ++pattern) {
+            const std::size_t segments = pattern == 3 ? n : 5;
+            std::vector<I> ids(n);
+            for (std::size_t i = 0; i < n; ++i)
+                ids[i] = static_cast<I>(pattern == 0   ? i * segments / n
+                                        : pattern == 1 ? (n - 1 - i) * segments / n
+                                        : pattern == 2 ? 3
+                                                       : (i * 7 + 3) % n);  // 7 and n coprime or not: a permutation
+            if (pattern == 3 && std::gcd(std::size_t{7}, n) != 1)
+                for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<I>(n - 1 - i);
+            const std::vector<std::uint64_t> initial_bits = oracle::random_terms(f, segments, mix, rng);
+            const std::vector<T> initial = typed<T>(initial_bits);
+            std::vector<std::vector<std::uint64_t>> groups(segments), with_initial(segments);
+            for (std::size_t k = 0; k < segments; ++k) with_initial[k].push_back(initial_bits[k]);
+            for (std::size_t i = 0; i < n; ++i) {
+                groups[static_cast<std::size_t>(ids[i])].push_back(bits[i]);
+                with_initial[static_cast<std::size_t>(ids[i])].push_back(bits[i]);
+            }
+            const std::string where = std::string(f.name) + " " + oracle::to_string(mix) + " " +
+                                      pattern_names[pattern] + " seed " + std::to_string(seed) + " int" +
+                                      std::to_string(8 * sizeof(I));
+            const auto seg = er::segment_sum(std::span<const T>(values), std::span<const I>(ids), segments);
+            const auto bin = er::bincount(std::span<const I>(ids), std::span<const T>(values), segments);
+            const auto at = er::add_at(std::span<const T>(initial), std::span<const I>(ids), std::span<const T>(values));
+            ASSERT_EQ(bin.size(), segments);
+            for (std::size_t k = 0; k < segments; ++k) {
+                expect_element_exact(seg, k, f, groups[k], where + " segment_sum");
+                expect_element_exact(bin, k, f, groups[k], where + " bincount");
+                expect_element_exact(at, k, f, with_initial[k], where + " add_at");
+            }
+        }
+    }
+}
+
+TEST(Scatter, EveryIdPatternEqualsTheOraclesBitForBit) {
+    check_id_patterns<double, std::int64_t>(201);
+    check_id_patterns<double, std::int32_t>(202);
+    check_id_patterns<float, std::int32_t>(203);
+    check_id_patterns<float, std::int64_t>(204);
+    check_id_patterns<er::float16, std::int64_t>(205);
+    check_id_patterns<er::bfloat16, std::int32_t>(206);
+}
+
+TEST(Scatter, TermsAtTheHeadroomLimitOfACell) {
+    // A cell at exponent -70 (its first term 2^-70) takes (2^53 - 1)·2^2 with d + bitwidth(m) = 72 + 53 = 125, the
+    // largest aligned term the common update accepts; a second and third such term carry the magnitude past 2^126,
+    // so the cell spills. Both signs, each followed by a term below the exponent (the rare path).
+    for (double sign : {1.0, -1.0}) {
+        const double big = sign * std::ldexp(std::ldexp(1.0, 53) - 1, 2);
+        const std::vector<double> values{std::ldexp(1.0, -70), big, -big / 2, big, big, std::ldexp(1.0, -75),
+                                         std::ldexp(1.0, -71), -big};
+        std::vector<std::uint64_t> bits;
+        for (double v : values) bits.push_back(std::bit_cast<std::uint64_t>(v));
+        for (std::size_t prefix = 1; prefix <= values.size(); ++prefix) {
+            const std::vector<std::int32_t> ids(prefix, 0);
+            const auto refs = er::segment_sum(std::span<const double>(values.data(), prefix),
+                                              std::span<const std::int32_t>(ids), 1);
+            expect_element_exact(refs, 0, er::binary64_info,
+                                 std::vector<std::uint64_t>(bits.begin(), bits.begin() + prefix),
+                                 "headroom, sign " + std::to_string(sign) + ", prefix " + std::to_string(prefix));
+            EXPECT_EQ(refs.spilled(), prefix >= 4 ? 1u : 0u) << "prefix " << prefix;  // the fourth term spills
+        }
+    }
+}
+
+TEST(Scatter, TheFirstOffendingIndexInInputOrderIsNamed) {
+    // The loop looks ahead (prefetch) but rejects in input order: a later bad index inside the look-ahead window
+    // never hides or precedes an earlier one.
+    const std::vector<double> values(100, 1.0);
+    std::vector<std::int64_t> ids(100, 0);
+    ids[40] = 7;
+    ids[50] = -1;
+    ids[45] = 99;
+    EXPECT_THAT([&] { (void)er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), 5); },
+                ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr("segment_ids[40] = 7 lies outside [0, 5)")));
+    ids[30] = -3;
+    EXPECT_THAT([&] { (void)er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), 5); },
+                ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr("segment_ids[30] = -3 lies outside [0, 5)")));
+    const auto dropped = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), 5, {},
+                                         er::out_of_range::drop);
+    EXPECT_EQ(dropped.count(0), 96u);
+    const std::vector<double> initial(5, 0.0);
+    std::vector<std::int32_t> at(100, -5);  // -5 is element 0 of 5 (numpy)
+    at[60] = -6;
+    at[70] = 5;
+    EXPECT_THAT([&] {
+        (void)er::add_at(std::span<const double>(initial), std::span<const std::int32_t>(at), std::span<const double>(values));
+    }, ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr("indices[60] = -6 is out of bounds")));
+    std::vector<std::int64_t> index(100, 4);
+    index[33] = 5;
+    index[34] = -1;
+    EXPECT_THAT([&] {
+        (void)er::scatter_add(std::span<const double>(initial), {5}, 0, std::span<const std::int64_t>(index), {100},
+                              std::span<const double>(values), {100});
+    }, ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr("index[33] = 5 lies outside [0, 5)")));
 }
 
 TEST(Scatter, SegmentSumWithInitialAndDroppedIds) {
