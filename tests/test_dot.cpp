@@ -164,7 +164,7 @@ TEST(Dot, NarrowBlocksWithALooseTopAndProductsNearEmin) {
                     x[i] = value(rng() & 1, static_cast<int>(rng() % 3), rng() & all_frac);
                     y[i] = value(rng() & 1, static_cast<int>(rng() % 3), rng() & all_frac);
                 }
-                for (std::size_t b = 0; b < n; b += 1024) {
+                for (std::size_t b = 0; b + 41 <= n; b += 1024) {  // blocks with room for the planted pairs
                     const int hi = std::min(f->emax - 1, 6);
                     x[b + 5] = value(false, hi, all_frac), y[b + 5] = value(true, 0, 1);  // the largest x
                     x[b + 17] = value(false, 0, 3), y[b + 17] = value(false, hi, all_frac);  // the largest y
