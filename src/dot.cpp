@@ -515,31 +515,18 @@ template <narrow_kind K, class Bits>
 void add_narrow_block(superaccumulator& s, superaccumulator& t, const Bits* xb, const Bits* yb, std::size_t m,
                       bool sub, const field_range* known, int& min_field,
                       field_range (*fields)(const Bits*, const Bits*, std::size_t, bool),
-                      lane_sums (*lanes)(const Bits*, const Bits*, std::size_t, std::int64_t, bool),
-                      const Bits* next_x, const Bits* next_y, std::size_t ahead) {
+                      lane_sums (*lanes)(const Bits*, const Bits*, std::size_t, std::int64_t, bool)) {
     const field_range fr = known != nullptr ? *known : fields(xb, yb, m, sub);
     min_field = std::min(min_field, static_cast<int>(fr.min_field));  // Step D5
     const std::int64_t top = std::max<std::int64_t>(static_cast<std::int64_t>(fr.max_field), window + 1);
-    // Pass 2 in chunks, each followed by prefetches of the matching part of the next block (its first `ahead` pairs):
-    // pass 2 is compute-bound and pass 1 memory-bound, so the next block's loads overlap this block's arithmetic
-    // (without them pass 1 was half of the time of a float32 dot of 10^7 N(0, 1) pairs, stalled on its loads).
-    constexpr std::size_t chunk = 256;
-    constexpr std::size_t line = 64 / sizeof(Bits);
-    lane_sums r;
-    for (std::size_t c = 0; c < m; c += chunk) {
-        r += lanes(xb + c, yb + c, std::min(chunk, m - c), top, sub);
-        for (std::size_t i = c; i < std::min(c + chunk, ahead); i += line) {
-            __builtin_prefetch(next_x + i, 0, 3);
-            __builtin_prefetch(next_y + i, 0, 3);
-        }
-    }
+    const lane_sums r = lanes(xb, yb, m, top, sub);
     finish_narrow_block<K>(s, t, xb, yb, m, sub, top, r);
 }
 
-// Steps D1-D4 for narrow pairs, block by block. A block is done in one pass (fused_*) with the previous block's bound
+// Steps D1-D5 for narrow pairs, block by block. A block is done in one pass (fused_*) with the previous block's bound
 // plus one binade as its window base, which holds for data whose scale drifts slowly; it takes the two passes (scan,
-// then lanes) when that guess lies below the block's bound, or when the block holds an Inf/NaN or subnormal operand
-// or a product that may lie below 2^emin (known_fields).
+// then lanes) when that guess lies below the block's bound, or when the block holds an Inf/NaN or subnormal operand.
+// A block with a product that may lie below 2^emin (known_fields) also computes its exact smallest field (Step D5).
 template <narrow_kind K, class Bits, class Scan, class Fused, class Fields, class Lanes>
 void add_narrow_pairs(superaccumulator& s, superaccumulator& t, const Bits* x, const Bits* y, std::size_t n, int emin,
                       int& min_field, Bits field_mask, Bits frac_mask, Scan scan_fn, Fused fused_fn, Fields fields_fn,
@@ -554,10 +541,13 @@ void add_narrow_pairs(superaccumulator& s, superaccumulator& t, const Bits* x, c
         narrow_scan scan;
         if (guess >= 0) {
             const narrow_fused f = fused_fn(xb, yb, len, field_mask, frac_mask, guess);
-            const field_range* known = known_fields(f.scan, emin);
-            if (known != nullptr && static_cast<std::int64_t>(known->max_field) <= guess) {
+            const auto bound = static_cast<std::int64_t>(f.scan.fields.max_field);
+            if (f.scan.kind == 0 && bound <= guess) {  // the lanes hold
+                // Step D5: the exact smallest field only where a product may lie below 2^emin
+                if (known_fields(f.scan, emin) == nullptr)
+                    min_field = std::min(min_field, static_cast<int>(fields_fn(xb, yb, len, false).min_field));
                 finish_narrow_block<K>(s, t, xb, yb, len, false, guess, f.lanes);
-                guess = std::max<std::int64_t>(static_cast<std::int64_t>(known->max_field), window + 1) + 1;
+                guess = std::max<std::int64_t>(bound, window + 1) + 1;
                 continue;
             }
             scan = f.scan;
@@ -571,7 +561,7 @@ void add_narrow_pairs(superaccumulator& s, superaccumulator& t, const Bits* x, c
         if (scan.kind & 1u) m = compact_specials<Bits>(xb, yb, len, field_mask, xs.data(), ys.data(), acc, slow);
         if (m == 0) continue;
         add_narrow_block<K>(s, t, xb, yb, m, (scan.kind & 2u) != 0, known_fields(scan, emin), min_field, fields_fn,
-                            lanes_fn, x + start + len, y + start + len, std::min(block_size, n - start - len));
+                            lanes_fn);
     }
 }
 }  // namespace

@@ -155,7 +155,9 @@ TEST(Dot, NarrowBlocksWithALooseTopAndProductsNearEmin) {
                    (static_cast<std::uint64_t>(exponent + bias) << frac_bits) | fr;
         };
         const std::uint64_t all_frac = (std::uint64_t{1} << frac_bits) - 1;
-        std::mt19937_64 rng(20261202);
+        constexpr std::uint64_t seed = 20261202;
+        SCOPED_TRACE("seed=" + std::to_string(seed));
+        std::mt19937_64 rng(seed);
         for (int below = 20; below <= 28; ++below) {  // products around the window's edge (W = 24)
             for (std::size_t n : {std::size_t{1024}, std::size_t{2049}}) {
                 SCOPED_TRACE("below=" + std::to_string(below) + " n=" + std::to_string(n));
