@@ -16,13 +16,16 @@ process's CPU time (time.process_time: every thread, so that threads=2 shows its
   dot      n = 10^7 float64 and float32 N(0,1): er.dot(x, y) against np.dot (run with OPENBLAS_NUM_THREADS=1 etc.:
            this script sets them before numpy loads, so np.dot is one BLAS thread).
 
-Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers] [--xsum-wide]
+Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers] [--xsum-wide] [--batched]
 --xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
 er.bincount and er.segment_sum vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum; covers of both results) and
 measures the peak memory per output element (a fresh process each: VmHWM growth) for 10^6 segments of float32 and
 a 10^7 float32 cumsum.
+--batched times a batched er.matmul against the unbatched product with the same output elements and K (issue 12:
+within 2x per output element): (3000, 1, 2) @ (3000, 2, 1) vs (3000, 2) @ (2, 1), (1000, 4, 4) @ (1000, 4, 4) vs
+(4000, 4) @ (4, 4), float32 and float64, each built alone and built then covering np.matmul's result.
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
 terms under any_order and levels:fold/4,any (references built with that structure), and 2^18 runs of one sum.
@@ -234,10 +237,33 @@ def scatter_cases(rounds, rng):
     print(f"  cumsum of 10^7 float32 values:         {peak_bytes_per_element('cumsum', n, 0):6.1f} bytes")
 
 
+def batched_cases(rounds, rng):
+    """A batch of small products against one product of as many output elements with the same K."""
+    print(f"{rounds} interleaved rounds, medians; per output element: batched / unbatched")
+    for dtype in (np.float32, np.float64):
+        for (bshape_a, bshape_b), (ushape_a, ushape_b) in [(((3000, 1, 2), (3000, 2, 1)), ((3000, 2), (2, 1))),
+                                                           (((1000, 4, 4), (1000, 4, 4)), ((4000, 4), (4, 4)))]:
+            a3, b3 = rng.standard_normal(bshape_a).astype(dtype), rng.standard_normal(bshape_b).astype(dtype)
+            a2, b2 = rng.standard_normal(ushape_a).astype(dtype), rng.standard_normal(ushape_b).astype(dtype)
+            c3, c2 = np.matmul(a3, b3), np.matmul(a2, b2)
+            res = interleaved([("batched", lambda: er.matmul(a3, b3, threads=1)),
+                               ("unbatched", lambda: er.matmul(a2, b2, threads=1)),
+                               ("batched + covers", lambda: er.matmul(a3, b3, threads=1).covers(c3, fma=True)),
+                               ("unbatched + covers", lambda: er.matmul(a2, b2, threads=1).covers(c2, fma=True))],
+                              rounds)
+            title = f"{np.dtype(dtype).name} {bshape_a} @ {bshape_b} vs {ushape_a} @ {ushape_b} ({c3.size} elements)"
+            print(title)
+            for label, (w, c) in res.items():
+                print(f"  {label:22s} cpu {fmt(c)}  {c / c3.size * 1e6:7.3f} us/element")
+            print(f"  batched / unbatched (cpu): build {res['batched'][1] / res['unbatched'][1]:.2f}x, with covers "
+                  f"{res['batched + covers'][1] / res['unbatched + covers'][1]:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scatter", action="store_true", help="scatter and scan references against numpy")
     ap.add_argument("--covers", action="store_true", help="time Reference.covers over arrays instead")
+    ap.add_argument("--batched", action="store_true", help="batched er.matmul vs the unbatched product")
     ap.add_argument("--xsum-wide", action="store_true", help="er.sum vs xsum on wide exponents, 10^3 .. 10^8")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=20240602)
@@ -246,6 +272,9 @@ def main():
     args = ap.parse_args()
     if args.covers:
         covers_cases(args.rounds)
+        return 0
+    if args.batched:
+        batched_cases(args.rounds, np.random.default_rng(args.seed))
         return 0
     if args.scatter:
         scatter_cases(args.rounds, np.random.default_rng(args.seed))

@@ -178,7 +178,8 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
     const format_info& f = *st.f;
     if (st.plan.method == matmul_method::per_element) {
         detail::dot_accumulator acc(f);
-        acc.add_wide(st.a.data() + i * st.k, st.bt.data() + j * st.k, st.k);
+        const std::size_t column = st.batch > 1 ? (i / st.item_rows) * st.n + j : j;  // bt's row (batches stack)
+        acc.add_wide(st.a.data() + i * st.k, st.bt.data() + column * st.k, st.k);
         if (st.has_c) acc.add_term(st.c[i * st.n + j]);
         acc.finish(out);
         return;
@@ -200,9 +201,9 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
 
 // ---- Step S1: copies and per-row / per-column facts ---------------------------------------------------------------
 
+// The entries of v as raw bits at out, row-major (rows x cols) or transposed (cols x rows).
 template <floating_format T>
-void copy_bits(const matrix_view<T>& v, bool transpose, std::vector<std::uint64_t>& out) {
-    out.resize(v.rows * v.cols);
+void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out) {
     if (!transpose) {
         for (std::size_t i = 0; i < v.rows; ++i)
             for (std::size_t j = 0; j < v.cols; ++j) out[i * v.cols + j] = format_traits<T>::to_bits(v(i, j));
@@ -409,6 +410,7 @@ const product_reference::state& product_reference::st() const noexcept {
 std::size_t product_reference::rows() const noexcept { return st().m; }
 std::size_t product_reference::cols() const noexcept { return st().n; }
 std::size_t product_reference::inner() const noexcept { return st().k; }
+std::size_t product_reference::batch() const noexcept { return st().batch; }
 dtype product_reference::term_format() const noexcept { return st().f->id; }
 bool product_reference::has_initial() const noexcept { return st().has_c; }
 const matmul_plan& product_reference::plan() const noexcept { return st().plan; }
@@ -458,9 +460,15 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->f = &f;
     st->has_c = c0 != nullptr;
     // Step S1
-    copy_bits(a, false, st->a);
-    copy_bits(b, true, st->bt);
-    if (c0 != nullptr) copy_bits(*c0, false, st->c);
+    st->item_rows = st->m;
+    st->a.resize(a.rows * a.cols);
+    st->bt.resize(b.rows * b.cols);
+    copy_bits(a, false, st->a.data());
+    copy_bits(b, true, st->bt.data());
+    if (c0 != nullptr) {
+        st->c.resize(c0->rows * c0->cols);
+        copy_bits(*c0, false, st->c.data());
+    }
     scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a);
     scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b);
     st->plan.special_a = st->special_a.total();
@@ -546,11 +554,108 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     return product_reference(std::move(st));
 }
 
+template <floating_format T>
+std::vector<product_reference> exact_matmul_batched(std::span<const matrix_view<T>> a,
+                                                    std::span<const matrix_view<T>> b,
+                                                    std::span<const matrix_view<T>> c0,
+                                                    const matmul_options& options) {
+    if (a.size() != b.size() || (!c0.empty() && c0.size() != a.size()))
+        throw std::invalid_argument("exactref::matmul_batched: " + std::to_string(a.size()) + " views of A, " +
+                                    std::to_string(b.size()) + " of B and " + std::to_string(c0.size()) +
+                                    " of C0: pass one A and one B per product (and one C0 each, or none)");
+    std::vector<product_reference> out;
+    if (a.empty()) return out;
+    for (std::size_t p = 0; p < a.size(); ++p) {
+        try {
+            check_shapes(a[p], b[p], c0.empty() ? nullptr : &c0[p]);
+            if (a[p].rows != a[0].rows || a[p].cols != a[0].cols || b[p].cols != b[0].cols)
+                throw std::invalid_argument("exactref::matmul: its shapes differ from those of product 0 (" +
+                                            std::to_string(a[0].rows) + " x " + std::to_string(a[0].cols) +
+                                            " times " + std::to_string(b[0].rows) + " x " +
+                                            std::to_string(b[0].cols) + "): every product of a batch has the same");
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string(e.what()) + " (product " + std::to_string(p) + " of the batch)");
+        }
+    }
+    const std::size_t batch = a.size(), m = a[0].rows, k = a[0].cols, n = b[0].cols;
+    if (!detail::batch_shares_reference(batch, m, k, n, format_traits<T>::info, options)) {
+        out.reserve(batch);
+        for (std::size_t p = 0; p < batch; ++p)
+            out.push_back(exact_matmul<T>(a[p], b[p], c0.empty() ? nullptr : &c0[p], options));
+        return out;
+    }
+    struct views {
+        std::span<const matrix_view<T>> a, b, c;
+    } all{a, b, c0};
+    detail::batch_item<T> item = [](const void* context, std::size_t p, matrix_view<T>& va, matrix_view<T>& vb,
+                                    matrix_view<T>& vc) {
+        const auto& v = *static_cast<const views*>(context);
+        va = v.a[p];
+        vb = v.b[p];
+        if (!v.c.empty()) vc = v.c[p];
+    };
+    out.push_back(detail::shared_batch_reference<T>(batch, m, k, n, !c0.empty(), item, &all));
+    return out;
+}
+
+namespace detail {
+
+bool batch_shares_reference(std::size_t batch, std::size_t m, std::size_t k, std::size_t n, const format_info& f,
+                            const matmul_options& options) noexcept {
+    // Per element when even the sliced build's fixed part (its setup and two GEMM calls) costs more than the dots.
+    const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    return batch > 1 && options.method != matmul_method::sliced &&
+           (options.method == matmul_method::per_element ||
+            mnk * per_element_product_ns(f) < sliced_fixed_ns + 2 * gemm_call_ns);
+}
+
+template <floating_format T>
+product_reference shared_batch_reference(std::size_t batch, std::size_t m, std::size_t k, std::size_t n, bool has_c,
+                                         batch_item<T> item, const void* context) {
+    const format_info& f = format_traits<T>::info;
+    auto st = std::make_unique<product_reference::state>();
+    st->batch = batch;
+    st->item_rows = m;
+    st->m = batch * m;
+    st->n = n;
+    st->k = k;
+    st->f = &f;
+    st->has_c = has_c;
+    st->plan.method = matmul_method::per_element;
+    st->a.resize(st->m * k);
+    st->bt.resize(batch * n * k);
+    if (has_c) st->c.resize(st->m * n);
+    matrix_view<T> va, vb, vc;
+    for (std::size_t p = 0; p < batch; ++p) {
+        item(context, p, va, vb, vc);
+        copy_bits(va, false, st->a.data() + p * m * k);
+        copy_bits(vb, true, st->bt.data() + p * n * k);
+        if (has_c) copy_bits(vc, false, st->c.data() + p * m * n);
+    }
+    const std::uint64_t exponent_field = std::uint64_t{f.special_exponent_field()} << (f.precision - 1);
+    auto specials = [&](const std::vector<std::uint64_t>& bits) {
+        std::size_t count = 0;
+        for (const std::uint64_t x : bits) count += (x & exponent_field) == exponent_field ? 1 : 0;
+        return count;
+    };
+    st->plan.special_a = specials(st->a);
+    st->plan.special_b = specials(st->bt);
+    return product_reference(std::move(st));
+}
+
+}  // namespace detail
+
 #define EXACTREF_INSTANTIATE_GEMM(T)                                                                              \
     template matrix_view<T> row_major<T>(std::span<const T>, std::size_t, std::size_t);                          \
     template matrix_view<T> col_major<T>(std::span<const T>, std::size_t, std::size_t);                          \
     template product_reference exact_matmul<T>(matrix_view<T>, matrix_view<T>, const matrix_view<T>*,            \
-                                               const matmul_options&);
+                                               const matmul_options&);                                            \
+    template std::vector<product_reference> exact_matmul_batched<T>(                                              \
+        std::span<const matrix_view<T>>, std::span<const matrix_view<T>>, std::span<const matrix_view<T>>,      \
+        const matmul_options&);                                                                                  \
+    template product_reference detail::shared_batch_reference<T>(std::size_t, std::size_t, std::size_t,          \
+                                                                 std::size_t, bool, detail::batch_item<T>,        \
+                                                                 const void*);
 EXACTREF_INSTANTIATE_GEMM(double)
 EXACTREF_INSTANTIATE_GEMM(float)
 EXACTREF_INSTANTIATE_GEMM(float16)

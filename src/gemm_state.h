@@ -45,6 +45,9 @@ std::uint64_t far_significand(const entry_parts& e, int top, int w, int slices) 
 struct product_reference::state {
     // Shape, format, the inputs as raw bits.
     std::size_t m = 0, n = 0, k = 0;
+    // A batch of B products (exact_matmul_batched, per-element method only): m = B·item_rows stacked rows of A and
+    // C0; bt holds B·n rows, column j of product b at row b·n + j. Unbatched: batch = 1, item_rows = m.
+    std::size_t batch = 1, item_rows = 0;
     const format_info* f = &binary64_info;
     bool has_c = false;
     matmul_plan plan;

@@ -533,16 +533,116 @@ TEST(Gemm, EngineRunsTheForcedKernel) {
     EXPECT_NE(lower.find(std::string("kernel: ") + expected), std::string::npos) << engine;
 }
 
+// The message of the exception f throws ("no exception" when it throws none).
+template <class F>
+std::string message_of(F&& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return std::string(e.what());
+    }
+    return std::string("no exception");
+}
+
+// exact_matmul_batched: small products share one per-element reference whose rows stack the batch, larger ones are
+// built one by one; either way element (b·m + i, j) equals the oracles and exact_matmul of product b alone, bit for bit.
+template <floating_format T>
+void expect_batch_matches(const format_info& f, std::size_t batch, std::size_t m, std::size_t k, std::size_t n,
+                          bool with_c, bool broadcast_b, std::mt19937_64& rng) {
+    SCOPED_TRACE(std::string(f.name) + " batch " + std::to_string(batch) + " of " + std::to_string(m) + " x " +
+                 std::to_string(k) + " x " + std::to_string(n) + (with_c ? " with C0" : "") +
+                 (broadcast_b ? ", one B for all" : ""));
+    std::vector<bits_matrix> as, bs, cs;
+    std::vector<std::vector<T>> store;
+    std::vector<matrix_view<T>> va, vb, vc;
+    const orc::term_mix mixes[] = {orc::term_mix::clustered, orc::term_mix::cancelling, orc::term_mix::full_range,
+                                   orc::term_mix::specials};
+    for (std::size_t p = 0; p < batch; ++p) {
+        as.push_back(random_matrix(f, m, k, mixes[p % 4], rng));
+        bs.push_back(broadcast_b && p > 0 ? bs[0] : random_matrix(f, k, n, mixes[(p + 1) % 4], rng));
+        cs.push_back(random_matrix(f, m, n, orc::term_mix::clustered, rng));
+    }
+    store.reserve(3 * batch);
+    for (std::size_t p = 0; p < batch; ++p) {
+        store.push_back(orc::from_bits<T>(as[p].v));
+        va.push_back(row_major<T>(store.back(), m, k));
+        if (broadcast_b && p > 0) {
+            vb.push_back(vb[0]);  // the same storage for every product (a broadcast batch axis, stride 0)
+        } else {
+            store.push_back(orc::from_bits<T>(bs[p].v));
+            vb.push_back(row_major<T>(store.back(), k, n));
+        }
+        store.push_back(orc::from_bits<T>(cs[p].v));
+        vc.push_back(row_major<T>(store.back(), m, n));
+    }
+    const std::vector<matrix_view<T>> none;
+    const std::vector<product_reference> got =
+        exact_matmul_batched<T>(va, vb, with_c ? std::span<const matrix_view<T>>(vc) : none);
+    const bool shared = got.size() == 1 && batch > 1;
+    ASSERT_TRUE(shared || got.size() == batch);
+    if (shared) {
+        EXPECT_EQ(got[0].batch(), batch);
+        EXPECT_EQ(got[0].rows(), batch * m);
+        EXPECT_EQ(got[0].plan().method, matmul_method::per_element);
+    }
+    for (std::size_t p = 0; p < batch; ++p) {
+        SCOPED_TRACE("product " + std::to_string(p));
+        const product_reference alone = exact_matmul<T>(va[p], vb[p], with_c ? &vc[p] : nullptr, matmul_options{});
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                const reference r = shared ? got[0].element(p * m + i, j) : got[p].element(i, j);
+                const std::uint64_t c_bits = cs[p](i, j);
+                expect_matches_oracles(r, row_of(as[p], i), col_of(bs[p], j), f, with_c ? &c_bits : nullptr);
+                expect_same_reference(r, alone.element(i, j));
+                if (::testing::Test::HasFailure()) return;
+            }
+    }
+}
+
+TEST(Gemm, BatchedProductsMatchTheOraclesAndEachProductAlone) {
+    std::mt19937_64 rng(31);
+    for (const bool with_c : {false, true})
+        for (const bool broadcast_b : {false, true}) {
+            expect_batch_matches<double>(binary64_info, 7, 1, 2, 1, with_c, broadcast_b, rng);  // shared
+            expect_batch_matches<float>(binary32_info, 5, 3, 5, 4, with_c, broadcast_b, rng);   // shared
+            expect_batch_matches<float16>(binary16_info, 3, 2, 7, 3, with_c, broadcast_b, rng);
+            expect_batch_matches<bfloat16>(bfloat16_info, 4, 4, 1, 2, with_c, broadcast_b, rng);
+            expect_batch_matches<float>(binary32_info, 3, 24, 24, 24, with_c, broadcast_b, rng);  // one by one
+            expect_batch_matches<double>(binary64_info, 1, 3, 4, 2, with_c, broadcast_b, rng);   // B = 1
+        }
+    // Empty shapes inside a shared batch: K = 0 (every element has no products, or only C0) and m = 0.
+    expect_batch_matches<double>(binary64_info, 3, 2, 0, 2, true, false, rng);
+    expect_batch_matches<float>(binary32_info, 3, 0, 3, 2, false, false, rng);
+    EXPECT_TRUE(exact_matmul_batched<float>({}, {}).empty());
+    // A forced per-element method shares even large products; a forced sliced one never does.
+    const std::vector<float> x(32 * 32, 1.5f);
+    const std::vector<matrix_view<float>> two(2, row_major<float>(x, 32, 32));
+    EXPECT_EQ(exact_matmul_batched<float>(two, two, {}, per_element()).size(), 1u);
+    EXPECT_EQ(exact_matmul_batched<float>(two, two, {}, sliced()).size(), 2u);
+    const std::vector<matrix_view<float>> tiny(2, row_major<float>(std::span<const float>(x).first(4), 2, 2));
+    EXPECT_EQ(exact_matmul_batched<float>(tiny, tiny, {}, sliced()).size(), 2u);
+    EXPECT_EQ(exact_matmul_batched<float>(tiny, tiny).size(), 1u);
+}
+
+TEST(Gemm, BatchedProductsRefuseMismatchedBatches) {
+    const std::vector<float> x(12, 1.0f);
+    const auto a23 = row_major<float>(std::span<const float>(x).first(6), 2, 3);
+    const auto b32 = row_major<float>(std::span<const float>(x).first(6), 3, 2);
+    const auto b34 = row_major<float>(x, 3, 4);
+    const std::vector<matrix_view<float>> a2{a23, a23}, b1{b32}, b2{b32, b34}, bad{b32, a23};
+    EXPECT_EQ(message_of([&] { (void)exact_matmul_batched<float>(a2, b1); }),
+              "exactref::matmul_batched: 2 views of A, 1 of B and 0 of C0: pass one A and one B per product (and "
+              "one C0 each, or none)");
+    EXPECT_EQ(message_of([&] { (void)exact_matmul_batched<float>(a2, b2); }),
+              "exactref::matmul: its shapes differ from those of product 0 (2 x 3 times 3 x 2): every product of a "
+              "batch has the same (product 1 of the batch)");
+    EXPECT_EQ(message_of([&] { (void)exact_matmul_batched<float>(a2, bad); }),
+              "exactref::matmul: A is 2 x 3 and B is 2 x 3: the columns of A must equal the rows of B (product 1 of "
+              "the batch)");
+}
+
 TEST(Gemm, BadShapesAndViewsAreClearErrors) {
     const std::vector<float> a(6), b(8), c(5);
-    auto message_of = [](auto&& f) {
-        try {
-            f();
-        } catch (const std::exception& e) {
-            return std::string(e.what());
-        }
-        return std::string("no exception");
-    };
     EXPECT_EQ(message_of([&] { (void)matmul(row_major<float>(a, 2, 3), row_major<float>(b, 2, 4)); }),
               "exactref::matmul: A is 2 x 3 and B is 2 x 4: the columns of A must equal the rows of B");
     EXPECT_EQ(message_of([&] { (void)row_major<float>(c, 2, 3); }),

@@ -127,6 +127,10 @@ public:
     std::size_t cols() const noexcept;
     /// K, the inner dimension (the number of products per element).
     std::size_t inner() const noexcept;
+    /// The number of products held: 1 for exact_matmul; B for the shared per-element reference of a batch
+    /// (exact_matmul_batched), whose rows() = B·m stack the products' rows: element (b·m + i, j) is element (i, j)
+    /// of product b.
+    std::size_t batch() const noexcept;
     dtype term_format() const noexcept;
     /// True when an existing output C0 is accumulated into (beta = 1): count = K + 1.
     bool has_initial() const noexcept;
@@ -177,6 +181,39 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, matrix_view<T
                                const matmul_options& options = {}) {
     return exact_matmul<T>(a, b, &c0, options);
 }
+
+/// The exact references of a batch of products A_b·B_b (+ C0_b), b = 0 .. B-1 (np.matmul, torch.bmm over batch axes):
+///   a   B views of m x K;  b   B views of K x n;  c0  empty, or B views of m x n (an existing output each)
+/// Every product has the same m, K and n. Products too small for the sliced method to pay (m·n·K products cost less
+/// in per-element dot products than one sliced build's fixed part, about 14 µs: up to about 16 x 16 x 16 in
+/// binary64, 19 x 19 x 19 in the narrow formats) share ONE per-element product_reference holding all B: batch() = B,
+/// rows() = B·m, element (b·m + i, j) is element (i, j) of product b; its build only copies the operands' bits (about
+/// 8·(m + n)·K bytes per product), so a batch costs per element what one product of B·m rows does. Larger products
+/// are planned and built one by one (exact_matmul, one product_reference each). B = 1 is exact_matmul. The values
+/// are the same either way, bit for bit (every element equals exactref::dot of its row and column).
+/// Throws std::invalid_argument when the counts of a, b and c0 differ, a product's shapes do not match
+/// (exact_matmul's messages, naming the batch index) or differ from product 0's.
+namespace detail {
+/// Internal (exact_matmul_batched, the Python binding): whether B products of m x K times K x n share one
+/// per-element product_reference under `options`.
+bool batch_shares_reference(std::size_t batch, std::size_t m, std::size_t k, std::size_t n, const format_info& f,
+                            const matmul_options& options) noexcept;
+/// Internal: the shared per-element reference of `batch` products whose views item(p, a, b, c) writes (c only when
+/// has_c), called for p = 0, 1, ..., batch - 1 in order; every view must have the shapes m x K, K x n, m x n
+/// (unchecked).
+template <floating_format T>
+using batch_item = void (*)(const void* context, std::size_t p, matrix_view<T>& a, matrix_view<T>& b,
+                            matrix_view<T>& c);
+template <floating_format T>
+product_reference shared_batch_reference(std::size_t batch, std::size_t m, std::size_t k, std::size_t n, bool has_c,
+                                         batch_item<T> item, const void* context);
+}  // namespace detail
+
+template <floating_format T>
+std::vector<product_reference> exact_matmul_batched(std::span<const matrix_view<T>> a,
+                                                    std::span<const matrix_view<T>> b,
+                                                    std::span<const matrix_view<T>> c0 = {},
+                                                    const matmul_options& options = {});
 
 /// The exact reference of A·B as a reference_array (rows x cols, one reference per element, row-major):
 /// exact_matmul(a, b, options).to_array(options.threads). Same guarantees and errors.

@@ -102,7 +102,11 @@ def matmul(a: Any, b: Any, *, c: Any = None, method: str = "automatic", threads:
         or a positive int: the workers of the slice GEMMs and the per-element work. The values never depend on it.
 
     Memory: the product is kept compact (gemm.h, about 16 bytes per slice pair per element plus copies of the
-    operands); an element's full reference is built when it is asked for.
+    operands); an element's full reference is built when it is asked for. A batch of small products (m·n·K up to
+    about 16³ in float64, 19³ in the narrow formats) is kept as one per-element reference for the whole batch
+    (C++ exact_matmul_batched): building it costs per output element what one unbatched product of as many rows does
+    (bench/bench_python.py --batched); larger batch elements are planned and built one by one. Broadcast batch
+    axes are read in place, not copied.
     Raises ValueError when the inner dimensions differ or the batch axes do not broadcast, TypeError for dtypes that
     differ or are not floating-point, or a numpy masked array.
 
@@ -156,10 +160,7 @@ def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple, threads:
         except ValueError:
             raise ValueError(f"{op}: {nc_} has shape {z.shape} but the product has shape {result_shape}") from None
         z = z.reshape(full) if z.flags.c_contiguous else np.ascontiguousarray(z).reshape(full)
-    operands = []
-    for pos in np.ndindex(*batch):
-        operands.append((x[pos], y[pos], None if z is None else z[pos]))
-    refs = _core.matmul(operands, _as_dtype(name), method, workers)
+    refs = _core.matmul(x, y, z, _as_dtype(name), method, workers)
     index = np.arange(int(np.prod(full, dtype=np.int64)), dtype=np.int64).reshape(full)
     for axis in sorted(drop):
         index = index.squeeze(axis=axis)

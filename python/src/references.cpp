@@ -271,8 +271,9 @@ const reference& reference_list::get(std::int64_t i, reference& scratch) const {
         return scratch;
     }
     if (products.empty()) return items[k];
-    const product_reference& p = *products[k / block];
-    const std::size_t e = k % block;
+    const bool lone = products.size() == 1;  // one product, or a batch sharing one (rows stacked)
+    const product_reference& p = lone ? *products[0] : *products[k / block];
+    const std::size_t e = lone ? k : k % block;
     p.element(e / p.cols(), e % p.cols(), scratch);
     return scratch;
 }

@@ -23,7 +23,8 @@ namespace nb = nanobind;
 
 /// Sums and dot products keep their references in `items`. Matrix products keep the compact exact product
 /// (gemm.h: a few words per element instead of ~2.3 KB) and build an element's reference when it is asked for:
-/// flat index i is element i % block of products[i / block], row-major. Scatter-adds and scans (scatter.cpp) keep a
+/// flat index i is element i % block of products[i / block], row-major (block = m·n); a lone product is read
+/// row-major as a whole (a batch of small products shares one, whose rows stack the batch: exact_matmul_batched). Scatter-adds and scans (scatter.cpp) keep a
 /// compact_reference_array (48 bytes per element, scatter.h): flat index i is its element i; covers() judges it with
 /// the array's own filter and nearest() rounds its cells directly, so only the per-element detail queries (exact,
 /// bound, verdict, ratios, pickling) build an element's reference.
@@ -37,6 +38,7 @@ struct reference_list {
 
     std::size_t size() const noexcept {
         if (compact) return compact->size();
+        if (products.size() == 1) return products[0]->rows() * products[0]->cols();  // one product, or a shared batch
         return products.empty() ? items.size() : products.size() * block;
     }
     /// Throws nb::index_error when i is not a flat index of this list.

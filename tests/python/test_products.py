@@ -114,6 +114,39 @@ def test_matmul_shapes_follow_numpy():
     assert er.dot(a, b).shape == (3, 4)  # np.dot of matrices is the matrix product
 
 
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("method", ["automatic", "sliced", "per_element"])
+@pytest.mark.parametrize("shapes", [((7, 1, 2), (7, 2, 1)),          # small: one shared per-element reference
+                                    ((2, 3, 4, 5), (3, 5, 2)),       # two batch axes, b broadcast over the first
+                                    ((1, 4, 3), (6, 3, 2)),          # a broadcast over the batch
+                                    ((3, 20, 20), (3, 20, 20)),      # larger: one product each
+                                    ((0, 2, 3), (0, 3, 2))])         # an empty batch
+def test_batched_matmul_is_exact_per_element(name, method, shapes):
+    rng = np.random.default_rng(15)
+    a = (rng.standard_normal(shapes[0]) * 2.0 ** rng.integers(-6, 6, shapes[0])).astype(DTYPES[name])
+    b = rng.standard_normal(shapes[1]).astype(DTYPES[name])
+    full = np.matmul(a.astype(np.float64), b.astype(np.float64)).shape
+    c = rng.standard_normal(full[-2:]).astype(DTYPES[name])  # broadcast over every batch axis
+    for cc in (None, c):
+        r = er.matmul(a, b, c=cc, method=method)
+        assert r.shape == full
+        ab, bb = np.broadcast_to(a, full[:-2] + a.shape[-2:]), np.broadcast_to(b, full[:-2] + b.shape[-2:])
+        exact = r.exact
+        for pos in np.ndindex(*full):
+            *batch, i, j = pos
+            want = exact_dot(ab[tuple(batch)][i], bb[tuple(batch)][:, j])
+            if cc is not None:
+                want += Fraction(float(cc[i, j]))
+            assert exact[pos] == want, pos
+        np.testing.assert_array_equal(r.count, np.full(full, a.shape[-1] + (cc is not None)))
+        if r.size:
+            got = np.matmul(a, b) if cc is None else np.matmul(a, b) + cc
+            er.testing.assert_covers(got, r, standard="any_order", fma=True)
+            bad = got.copy()
+            bad.flat[r.size // 2] = bad.flat[r.size // 2] * 2 + 1  # a planted wrong element
+            assert not r.covers(bad, standard="any_order", fma=True).flat[r.size // 2]
+
+
 # ---- numpy and BLAS results are covered -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [1, 10, 1000, 100_000])
