@@ -339,9 +339,25 @@ void add_term_bits(superaccumulator& s, superaccumulator& t, std::uint64_t bits,
     detail::add_scaled_int64(t, t_negative ? -m : m, field - 1075);
 }
 
+// A block's terms and signed-zero state as add(span) would note them: a non-zero product sets both flags; when every
+// product is zero, `zero_signs` gives the sign of each (zero_signs(i): product i is -0).
+template <class ZeroSign>
+void note_block_terms(superaccumulator& s, superaccumulator& t, bool nonzero, std::size_t terms,
+                      ZeroSign zero_signs) noexcept {
+    bool not_negative_zero = nonzero, not_positive_zero = nonzero;
+    if (!nonzero) {
+        for (std::size_t i = 0; i < terms; ++i) {
+            const bool negative = zero_signs(i);
+            not_negative_zero |= !negative;
+            not_positive_zero |= negative;
+        }
+    }
+    s.note_terms(terms, not_negative_zero, not_positive_zero);
+    t.note_terms(terms, terms > 0, nonzero);
+}
+
 // Lane sums into the accumulators (units of 2^(top - 1075 - W), high lanes 2^26 above), then the block's terms and
-// signed-zero state as add(span) would note them: a non-zero product (some T lane non-zero, or a flagged term) sets
-// both flags; when every product is zero, `zero_signs` gives the sign of each (bit 63 of zero_signs(i)).
+// signed-zero state (note_block_terms; a product is non-zero when some T lane is non-zero or a term was flagged).
 template <class ZeroSign>
 void flush_lanes(superaccumulator& s, superaccumulator& t, const lane_sums& r, std::int64_t top, bool with_e,
                  std::size_t terms, ZeroSign zero_signs) noexcept {
@@ -356,17 +372,7 @@ void flush_lanes(superaccumulator& s, superaccumulator& t, const lane_sums& r, s
         t.add_lane_sum(r.et_hi, unit - 52 + 26);
         t.add_lane_sum(r.et_lo, unit - 52);
     }
-    const bool nonzero = r.t_hi != 0 || r.t_lo != 0 || r.flagged != 0;  // T lanes are sums of non-negative terms
-    bool not_negative_zero = nonzero, not_positive_zero = nonzero;
-    if (!nonzero) {
-        for (std::size_t i = 0; i < terms; ++i) {
-            const bool negative = zero_signs(i);
-            not_negative_zero |= !negative;
-            not_positive_zero |= negative;
-        }
-    }
-    s.note_terms(terms, not_negative_zero, not_positive_zero);
-    t.note_terms(terms, terms > 0, nonzero);
+    note_block_terms(s, t, r.t_hi != 0 || r.t_lo != 0 || r.flagged != 0, terms, zero_signs);  // T: non-negative terms
 }
 
 // Raw bits of a value, without type punning through pointers.
@@ -393,62 +399,136 @@ void dot_accumulator::add_slow(std::uint64_t x, std::uint64_t y) noexcept {
         min_exponent_ = std::min(min_exponent_, product_exponent_bits(*f_, x, y));
 }
 
+#ifdef EXACTREF_DOT_X86
+// Steps D1, D3, D4 for one binary64 block of len <= block_size pairs (the CPU has FMA). `ahead` pairs of the next
+// block (at x + block_size, y + block_size) are prefetched while pass 2 runs. Returns a guess of Step D6's window top
+// M for the next block: every |p| < 2^M for the finite pairs of this one (a guess only: Step D6 checks its own).
+int dot_accumulator::add_f64_block(const double* x, const double* y, std::size_t len, std::size_t ahead) noexcept {
+    std::array<double, block_size> xs, ys;
+    std::array<std::uint64_t, block_size> ps, es;
+    auto lanes = host_fma == fma_level::v4 ? f64_lanes_v4 : f64_lanes_v3;
+    const double* xb = x;
+    const double* yb = y;
+    std::size_t m = len;
+    f64_scan scan = f64_scan_block(xb, yb, len);  // Step D4, pass 1 (and the test of Step D1)
+    const int guess = static_cast<int>(scan.top) - 1022;  // |p| < 2^(E_x + E_y + 2) = 2^(f_x + f_y - 2044) for finite pairs
+    if (scan.safe == 0) {  // Step D1: compact the safe pairs, the rest one by one
+        m = 0;
+        for (std::size_t i = 0; i < len; ++i) {
+            const auto xi = std::bit_cast<std::uint64_t>(xb[i]), yi = std::bit_cast<std::uint64_t>(yb[i]);
+            if (f64_pair_safe(xi, yi)) {
+                xs[m] = xb[i];
+                ys[m] = yb[i];
+                ++m;
+            } else {
+                add_slow(xi, yi);
+            }
+        }
+        if (m == 0) return guess;
+        xb = xs.data();
+        yb = ys.data();
+        scan = f64_scan_block(xb, yb, m);
+    }
+    const std::int64_t top = scan.top;
+    // Pass 2, in chunks, each preceded by prefetches of the matching part of the next block: pass 2 is compute-bound
+    // and pass 1 memory-bound, so the next block's loads overlap this block's arithmetic.
+    lane_sums r;
+    for (std::size_t c = 0; c < m; c += prefetch_chunk) {
+        const std::size_t len_c = std::min(prefetch_chunk, m - c);
+        for (std::size_t i = c; i < std::min(c + prefetch_chunk, ahead); i += 64 / sizeof(double)) {
+            __builtin_prefetch(x + block_size + i, 0, 3);
+            __builtin_prefetch(y + block_size + i, 0, 3);
+        }
+        r += lanes(xb + c, yb + c, len_c, top);
+    }
+    flush_lanes(ref_.sum, ref_.abs_sum, r, top, true, m,
+                [&](std::size_t i) { return std::signbit(xb[i]) != std::signbit(yb[i]); });
+    if (r.flagged != 0) {  // terms below their window, one by one
+        f64_two_products_v3(xb, yb, m, ps.data(), es.data());
+        for (std::size_t i = 0; i < m; ++i) {
+            const auto fp = static_cast<std::int64_t>((ps[i] >> 52) & 0x7FF);
+            const auto fe = static_cast<std::int64_t>((es[i] >> 52) & 0x7FF);
+            if (top - fp > window) add_term_bits(ref_.sum, ref_.abs_sum, ps[i], false);
+            if (top - 52 - fe > window) add_term_bits(ref_.sum, ref_.abs_sum, es[i], ((es[i] ^ ps[i]) >> 63) != 0);
+        }
+    }
+    return guess;
+}
+#endif
+
+#ifdef EXACTREF_DOT_EXTRACTION
+namespace {
+using extraction = f64_extraction_params;
+const bool host_extraction = f64_extraction_supported();
+
+bool extraction_top_ok(int top) noexcept { return top >= extraction::min_top && top <= extraction::max_top; }
+
+// The next block's guess for M: one binade above the largest |p| of this block (|p| <= largest < 2^(E + 1)), for data
+// whose scale drifts slowly; INT_MIN when there is none to go by (every product zero: keep the old guess instead).
+int next_top(double largest) noexcept {
+    const auto field = static_cast<int>((std::bit_cast<std::uint64_t>(largest) >> 52) & 0x7FF);
+    return field == 0 ? INT_MIN : field - 1023 + 2;
+}
+}  // namespace
+
+// Step D6 on one block under window top M = `top`; when the block is kept, its lane sums go into the accumulators
+// (units 2^(k_l - 52)) and its terms are noted (as flush_lanes does). `largest` receives the block's largest |p|.
+bool dot_accumulator::try_f64_extraction(const double* x, const double* y, std::size_t len, int top,
+                                         double& largest) noexcept {
+    const f64_extraction r = f64_extract_block(x, y, len, top);
+    largest = r.largest;
+    if (!r.kept) return false;
+    bool nonzero = false;
+    for (int l = 0; l < 3; ++l) {
+        const int unit = top + extraction::level_offset[l] - 52;
+        ref_.sum.add_lane_sum(r.s[l], unit);
+        ref_.abs_sum.add_lane_sum(r.t[l], unit);
+        nonzero |= r.t[l] != 0;  // T > 0 exactly when some product is non-zero, and then some level of it is
+    }
+    note_block_terms(ref_.sum, ref_.abs_sum, nonzero, len,
+                     [&](std::size_t i) { return std::signbit(x[i]) != std::signbit(y[i]); });
+    return true;
+}
+#endif
+
 void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexcept {
     count_ += n;
 #ifdef EXACTREF_DOT_X86
     if (host_fma != fma_level::none) {
-        std::array<double, block_size> xs, ys;
-        std::array<std::uint64_t, block_size> ps, es;
-        auto lanes = host_fma == fma_level::v4 ? f64_lanes_v4 : f64_lanes_v3;
+#ifdef EXACTREF_DOT_EXTRACTION
+        const bool extract = host_extraction && f64_extraction_environment();
+#else
+        constexpr bool extract = false;
+#endif
+        int top = INT_MIN;     // Step D6's guess for this block, INT_MIN when none
+        unsigned skip = 0;     // blocks left to take Steps D1-D4 directly after refused ones
+        unsigned refusals = 0;  // consecutive refused blocks: the next skip is 2^refusals - 1 blocks (at most 63)
         for (std::size_t start = 0; start < n; start += block_size) {
             const std::size_t len = std::min(block_size, n - start);
             const double* xb = x + start;
             const double* yb = y + start;
-            std::size_t m = len;
-            f64_scan scan = f64_scan_block(xb, yb, len);  // Step D4, pass 1 (and the test of Step D1)
-            if (scan.safe == 0) {  // Step D1: compact the safe pairs, the rest one by one
-                m = 0;
-                for (std::size_t i = 0; i < len; ++i) {
-                    const auto xi = std::bit_cast<std::uint64_t>(xb[i]), yi = std::bit_cast<std::uint64_t>(yb[i]);
-                    if (f64_pair_safe(xi, yi)) {
-                        xs[m] = xb[i];
-                        ys[m] = yb[i];
-                        ++m;
-                    } else {
-                        add_slow(xi, yi);
-                    }
+#ifdef EXACTREF_DOT_EXTRACTION
+            if (extract && skip == 0 && extraction_top_ok(top)) {
+                double largest = 0;
+                bool kept = try_f64_extraction(xb, yb, len, top, largest);
+                // A block refused only because its products outgrew the guess: once more, under its own largest |p|.
+                const int own = next_top(largest) - 1;
+                if (!kept && std::isfinite(largest) && own > top && extraction_top_ok(own))
+                    kept = try_f64_extraction(xb, yb, len, own, largest);
+                if (kept) {
+                    refusals = 0;
+                    const int next = next_top(largest);
+                    if (next != INT_MIN) top = next;
+                    continue;
                 }
-                if (m == 0) continue;
-                xb = xs.data();
-                yb = ys.data();
-                scan = f64_scan_block(xb, yb, m);
+                refusals = std::min(refusals + 1, 6u);
+                skip = (1u << refusals) - 1;
+            } else if (skip > 0) {
+                --skip;
             }
-            const std::int64_t top = scan.top;
-            // Pass 2, in chunks, each preceded by prefetches of the matching part of the next block: pass 2 is
-            // compute-bound and pass 1 memory-bound, so the next block's loads overlap this block's arithmetic.
-            lane_sums r;
-            const std::size_t ahead = std::min(block_size, n - std::min(n, start + block_size));
-            for (std::size_t c = 0; c < m; c += prefetch_chunk) {
-                const std::size_t len_c = std::min(prefetch_chunk, m - c);
-                for (std::size_t i = c; i < std::min(c + prefetch_chunk, ahead); i += 64 / sizeof(double)) {
-                    __builtin_prefetch(x + start + block_size + i, 0, 3);
-                    __builtin_prefetch(y + start + block_size + i, 0, 3);
-                }
-                r += lanes(xb + c, yb + c, len_c, top);
-            }
-            flush_lanes(ref_.sum, ref_.abs_sum, r, top, true, m, [&](std::size_t i) {
-                return std::signbit(xb[i]) != std::signbit(yb[i]);
-            });
-            if (r.flagged != 0) {  // terms below their window, one by one
-                f64_two_products_v3(xb, yb, m, ps.data(), es.data());
-                for (std::size_t i = 0; i < m; ++i) {
-                    const auto fp = static_cast<std::int64_t>((ps[i] >> 52) & 0x7FF);
-                    const auto fe = static_cast<std::int64_t>((es[i] >> 52) & 0x7FF);
-                    if (top - fp > window) add_term_bits(ref_.sum, ref_.abs_sum, ps[i], false);
-                    if (top - 52 - fe > window)
-                        add_term_bits(ref_.sum, ref_.abs_sum, es[i], ((es[i] ^ ps[i]) >> 63) != 0);
-                }
-            }
+#endif
+            const int guess = add_f64_block(xb, yb, len, std::min(block_size, n - std::min(n, start + block_size)));
+            if (extract) top = guess;
         }
         return;
     }
