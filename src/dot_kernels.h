@@ -65,13 +65,13 @@ struct f64_extraction_params {
     // Lemma 2: k_1 = M + g + 2 (2^g terms |q| <= 2^M stay within 2^(k_1 - 2) of sigma). Lemma 3: remainders
     // |r| <= 2^(k_1 - 53) and |e| <= 2^(M - 54) give k_2 = k_1 - 50 + g. Lemma 4: |r_e| <= 2^(k_2 - 53), k_3 = k_2 - 51 + g.
     static constexpr int level_offset[3] = {g + 2, 2 * g - 48, 3 * g - 99};
-    // Lemma 4: the product's last bit 2^(E_p - 106) lies on level 3's grid 2^(k_3 - 52) when E_p >= M - spread.
-    static constexpr int spread = 45 - 3 * g;
+    // Lemma 4: the product's last bit 2^L, L >= E_p - 105, lies on level 3's grid 2^(k_3 - 52) when E_p >= M - spread.
+    static constexpr int spread = 46 - 3 * g;
     // sigma_3 normal (k_3 >= -1022) and the running sums of level 1 finite (k_1 <= 1023).
     static constexpr int min_top = -1022 - level_offset[2];
     static constexpr int max_top = 1023 - level_offset[0];
     static_assert(spread <= 48 - 2 * g, "Lemma 3: the remainder r of p (a multiple of ulp(p)) lies on level 2's grid");
-    static_assert(min_top - spread >= -968, "Lemma 4: products >= 2^(M - spread) have e exact (last bit >= 2^-1074)");
+    static_assert(min_top - spread - 105 >= -1074, "Lemma 4: products >= 2^(M - spread) have e exact (last bit >= 2^-1074)");
     static_assert(level_offset[0] - level_offset[1] <= 53, "Lemma 3: r + q_e < 2^(k_1 - 52) is exact on level 2's grid");
 };
 

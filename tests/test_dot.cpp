@@ -421,6 +421,36 @@ TEST(DotExtraction, ProductsAtTheSpreadLimitAreExact) {
     }
 }
 
+// Lemma 4 is tight: with both significands odd and in [1.5, 2), m_x·m_y is odd with 106 bits, so the product's last
+// bit is 2^(E_p - 105). Pair 0 of each block is 1.75·1.75 (the guess M is 2 for block 2, 3 after), the others have
+// E_p = t + 1: at t = -33 the block under M = 2 is kept with that bit exactly on level 3's grid, the blocks under M = 3
+// are refused (E_p = -32 < M - spread). A spread one too large (planted) keeps them and loses the bit.
+TEST(DotExtraction, LastBitAtTheSpreadLimit) {
+    static_assert(extraction::spread == 34, "the exponents below are chosen for spread = 34");
+    std::mt19937_64 rng(4242);
+    auto odd_significand = [&](int e) {
+        const std::uint64_t frac = (std::uint64_t{1} << 51) | (rng() & ((std::uint64_t{1} << 51) - 1)) | 1u;
+        return ((rng() & 1) << 63) | (static_cast<std::uint64_t>(e + 1023) << 52) | frac;
+    };
+    for (int t : {-31, -32, -33, -34}) {
+        SCOPED_TRACE("E_x + E_y = " + std::to_string(t));
+        bits_vector x(4096), y(4096);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (i % 1024 == 0) {
+                x[i] = y[i] = 0x3FFC000000000000u;  // 1.75
+            } else {
+                x[i] = odd_significand(t / 2);
+                y[i] = odd_significand(t - t / 2);
+            }
+        }
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+        const std::uint64_t kept = detail::f64_extraction_kept_blocks() - before;
+        // E_p = t + 1 >= M - 34: blocks 2 (M = 2) and 3, 4 (M = 3)
+        if (extraction_runs()) EXPECT_EQ(kept, t + 1 >= 3 - 34 ? 3u : t + 1 >= 2 - 34 ? 1u : 0u);
+    }
+}
+
 // Window tops at and beyond the kernel's range [min_top, max_top] (level 3's sigma normal, level 1's sums finite),
 // products near overflow and near 2^-968 (e's last bit at 2^-1074, remainders subnormal), Inf/NaN, zeros and -0.0 in
 // blocks after the first (so they reach Step D6, which must refuse or absorb them): all exact.
