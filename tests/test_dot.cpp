@@ -504,11 +504,10 @@ TEST(DotExtraction, RangeLimitsSpecialValuesAndZeros) {
 TEST(DotExtraction, SameSignCancellingAndDriftingBlocks) {
     std::mt19937_64 rng(5);
     {
-        bits_vector x(5000), y(5000);
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            x[i] = 0x3FFFFFFFFFFFFFFFu;  // 2 - 2^-52: products just below 4 = 2^M with M = 2 after block 1
-            y[i] = 0x3FFFFFFFFFFFFFFFu - (rng() & 0xFF);
-        }
+        // (2 - 2^-52)^2 rounds to 4 - 2^-50, the largest double below 4 = 2^M (M = 2 for block 2, from block 1's
+        // exponents): each lane's 16 terms sum to 64 - 2^-46, just inside Lemma 2's 2^(k_1 - 2) = 64. One binade less
+        // of sigma (or 32 terms per lane) puts the sum at a tie that rounds to 2^(k_1 + 1): out of the binade.
+        bits_vector x(5000, 0x3FFFFFFFFFFFFFFFu), y(5000, 0x3FFFFFFFFFFFFFFFu);
         const std::uint64_t before = detail::f64_extraction_kept_blocks();
         expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
         if (extraction_runs()) EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 4u);
