@@ -461,75 +461,90 @@ namespace {
 using extraction = f64_extraction_params;
 const bool host_extraction = f64_extraction_supported();
 
-bool extraction_top_ok(int top) noexcept { return top >= extraction::min_top && top <= extraction::max_top; }
-
 // The next block's guess for M: one binade above the largest |p| of this block (|p| <= largest < 2^(E + 1)), for data
 // whose scale drifts slowly; INT_MIN when there is none to go by (every product zero: keep the old guess instead).
 int next_top(double largest) noexcept {
     const auto field = static_cast<int>((std::bit_cast<std::uint64_t>(largest) >> 52) & 0x7FF);
     return field == 0 ? INT_MIN : field - 1023 + 2;
 }
-}  // namespace
 
-// Step D6 on one block under window top M = `top`; when the block is kept, its lane sums go into the accumulators
-// (units 2^(k_l - 52)) and its terms are noted (as flush_lanes does). `largest` receives the block's largest |p|.
-bool dot_accumulator::try_f64_extraction(const double* x, const double* y, std::size_t len, int top,
-                                         double& largest) noexcept {
-    const f64_extraction r = f64_extract_block(x, y, len, top);
-    largest = r.largest;
+// A kept Step D6 block into the accumulators: the level sums in units 2^(k_l - 52), then the block's terms (as
+// flush_lanes notes them). Returns r.kept; a block not kept adds nothing.
+template <class ZeroSign>
+bool add_extraction(superaccumulator& s, superaccumulator& t, const f64_extraction& r, int top, std::size_t terms,
+                    ZeroSign zero_signs) noexcept {
     if (!r.kept) return false;
     bool nonzero = false;
     for (int l = 0; l < 3; ++l) {
         const int unit = top + extraction::level_offset[l] - 52;
-        ref_.sum.add_lane_sum(r.s[l], unit);
-        ref_.abs_sum.add_lane_sum(r.t[l], unit);
+        s.add_lane_sum(r.s[l], unit);
+        t.add_lane_sum(r.t[l], unit);
         nonzero |= r.t[l] != 0;  // T > 0 exactly when some product is non-zero, and then some level of it is
     }
-    note_block_terms(ref_.sum, ref_.abs_sum, nonzero, len,
-                     [&](std::size_t i) { return std::signbit(x[i]) != std::signbit(y[i]); });
+    note_block_terms(s, t, nonzero, terms, zero_signs);
     return true;
 }
+
+// Step D6's block loop (ozaki.md, "The guess"): `attempt(start, len, top, largest)` runs Step D6 on a block and adds it
+// when kept; `fallback(start, len)` does the block by the other steps and returns a guess for the next one (INT_MIN:
+// none). A refused block whose largest |p| calls for another top (its products outgrew the guess, or a loose guess
+// put small products below the spread) is tried once more under its own largest |p|; after c refusals in a row the
+// next 2^c - 1 blocks (c <= 6) go straight to the fallback.
+template <class Attempt, class Fallback>
+void extraction_blocks(std::size_t n, int min_top, int max_top, Attempt attempt, Fallback fallback) {
+    const auto in_range = [&](int top) { return top >= min_top && top <= max_top; };
+    int top = INT_MIN;      // the guess for this block, INT_MIN when none
+    unsigned skip = 0;      // blocks left to go straight to the fallback
+    unsigned refusals = 0;  // consecutive refused blocks
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        if (skip == 0 && in_range(top)) {
+            double largest = 0;
+            bool kept = attempt(start, len, top, largest);
+            const int own = next_top(largest) - 1;
+            if (!kept && std::isfinite(largest) && own != top && in_range(own)) kept = attempt(start, len, own, largest);
+            if (kept) {
+                refusals = 0;
+                const int next = next_top(largest);
+                if (next != INT_MIN) top = next;
+                continue;
+            }
+            refusals = std::min(refusals + 1, 6u);
+            skip = (1u << refusals) - 1;
+        } else if (skip > 0) {
+            --skip;
+        }
+        top = fallback(start, len);
+    }
+}
+}  // namespace
 #endif
 
 void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexcept {
     count_ += n;
 #ifdef EXACTREF_DOT_X86
     if (host_fma != fma_level::none) {
+        const auto block = [&](std::size_t start, std::size_t len) {
+            return add_f64_block(x + start, y + start, len, std::min(block_size, n - std::min(n, start + block_size)));
+        };
 #ifdef EXACTREF_DOT_EXTRACTION
-        const bool extract = host_extraction && f64_extraction_environment();
-#else
-        constexpr bool extract = false;
-#endif
-        int top = INT_MIN;     // Step D6's guess for this block, INT_MIN when none
-        unsigned skip = 0;     // blocks left to take Steps D1-D4 directly after refused ones
-        unsigned refusals = 0;  // consecutive refused blocks: the next skip is 2^refusals - 1 blocks (at most 63)
-        for (std::size_t start = 0; start < n; start += block_size) {
-            const std::size_t len = std::min(block_size, n - start);
-            const double* xb = x + start;
-            const double* yb = y + start;
-#ifdef EXACTREF_DOT_EXTRACTION
-            if (extract && skip == 0 && extraction_top_ok(top)) {
-                double largest = 0;
-                bool kept = try_f64_extraction(xb, yb, len, top, largest);
-                // A block refused only because its products outgrew the guess: once more, under its own largest |p|.
-                const int own = next_top(largest) - 1;
-                if (!kept && std::isfinite(largest) && own > top && extraction_top_ok(own))
-                    kept = try_f64_extraction(xb, yb, len, own, largest);
-                if (kept) {
-                    refusals = 0;
-                    const int next = next_top(largest);
-                    if (next != INT_MIN) top = next;
-                    continue;
-                }
-                refusals = std::min(refusals + 1, 6u);
-                skip = (1u << refusals) - 1;
-            } else if (skip > 0) {
-                --skip;
-            }
-#endif
-            const int guess = add_f64_block(xb, yb, len, std::min(block_size, n - std::min(n, start + block_size)));
-            if (extract) top = guess;
+        if (host_extraction && f64_extraction_environment()) {  // Step D6, Steps D1-D4 for the blocks it refuses
+            extraction_blocks(
+                n, extraction::min_top, extraction::max_top,
+                [&](std::size_t start, std::size_t len, int top, double& largest) {
+                    const double* xb = x + start;
+                    const double* yb = y + start;
+                    const f64_extraction r = f64_extract_block(xb, yb, len, top);
+                    largest = r.largest;
+                    return add_extraction(ref_.sum, ref_.abs_sum, r, top, len, [&](std::size_t i) {
+                        return std::signbit(xb[i]) != std::signbit(yb[i]);
+                    });
+                },
+                block);
+            return;
         }
+#endif
+        for (std::size_t start = 0; start < n; start += block_size) block(start, std::min(block_size, n - start));
         return;
     }
 #endif
@@ -648,9 +663,34 @@ void add_narrow_pairs(superaccumulator& s, superaccumulator& t, const Bits* x, c
 
 void dot_accumulator::add(const std::uint32_t* x, const std::uint32_t* y, std::size_t n) noexcept {
     count_ += n;
-    add_narrow_pairs<narrow_kind::f32>(ref_.sum, ref_.abs_sum, x, y, n, f_->emin, min_field_, std::uint32_t{0x7F80'0000u},
-                                       std::uint32_t{0x007F'FFFFu}, scan_f32, fused_f32, fields_f32, lanes_f32, *this,
-                                       &dot_accumulator::add_slow);
+    constexpr std::uint32_t field_mask = 0x7F80'0000u, frac_mask = 0x007F'FFFFu;
+    const auto pairs = [&](const std::uint32_t* xb, const std::uint32_t* yb, std::size_t len) {
+        add_narrow_pairs<narrow_kind::f32>(ref_.sum, ref_.abs_sum, xb, yb, len, f_->emin, min_field_, field_mask,
+                                           frac_mask, scan_f32, fused_f32, fields_f32, lanes_f32, *this,
+                                           &dot_accumulator::add_slow);
+    };
+#ifdef EXACTREF_DOT_EXTRACTION
+    if (host_extraction && f64_extraction_environment()) {  // Step D6 (Lemma 5), Steps D1-D5 for the blocks it refuses
+        using bits = std::uint32_t;
+        constexpr bits sign = bits{1} << 31;
+        extraction_blocks(
+            n, extraction::min_top_binary32, extraction::max_top_binary32,
+            [&](std::size_t start, std::size_t len, int top, double& largest) {
+                const f64_extraction r = f32_extract_block(x + start, y + start, len, top);
+                largest = r.largest;
+                return add_extraction(ref_.sum, ref_.abs_sum, r, top, len,
+                                      [&](std::size_t i) { return ((x[start + i] ^ y[start + i]) & sign) != 0; });
+            },
+            [&](std::size_t start, std::size_t len) {
+                pairs(x + start, y + start, len);
+                // the guess for the next block: |x·y| < 2^(max_field - 1022) (narrow_scan), for finite operands only
+                const narrow_scan scan = scan_f32(x + start, y + start, len, field_mask, frac_mask);
+                return (scan.kind & 1u) == 0 ? static_cast<int>(scan.fields.max_field) - 1022 : INT_MIN;
+            });
+        return;
+    }
+#endif
+    pairs(x, y, n);
 }
 
 void dot_accumulator::add(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept {

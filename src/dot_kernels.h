@@ -71,6 +71,12 @@ struct f64_extraction_params {
     static constexpr int min_top = -1022 - level_offset[2];
     static constexpr int max_top = 1023 - level_offset[0];
     static_assert(spread <= 48 - 2 * g, "Lemma 3: the remainder r of p (a multiple of ulp(p)) lies on level 2's grid");
+    // Lemma 5 (binary32 operands): p = x·y exact with last bit >= 2^(E_p - 47) lies on level 2's grid when
+    // E_p >= M - spread_exact_products; kept products then also lie above 2^-126 = 2^emin when M >= min_top_binary32
+    // (Step D5 has nothing to record).
+    static constexpr int spread_exact_products = 52 - 47 - level_offset[1];
+    static constexpr int min_top_binary32 = -126 + spread_exact_products;
+    static constexpr int max_top_binary32 = 256 + 1;  // |x·y| < 2^256 for binary32 operands
     static_assert(min_top - spread - 105 >= -1074, "Lemma 4: products >= 2^(M - spread) have e exact (last bit >= 2^-1074)");
     static_assert(level_offset[0] - level_offset[1] <= 53, "Lemma 3: r + q_e < 2^(k_1 - 52) is exact on level 2's grid");
 };
@@ -91,6 +97,9 @@ struct f64_extraction {
 /// f64_extraction_environment() (no FTZ, no DAZ; the rounding mode does not matter: every operation rounds to nearest
 /// by its own encoding).
 f64_extraction f64_extract_block(const double* x, const double* y, std::size_t n, int top);
+/// Step D6 for binary32 operands (raw bits; Lemma 5: two levels), window top M in [min_top_binary32,
+/// max_top_binary32]; the same conditions.
+f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n, int top);
 /// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL).
 bool f64_extraction_supported() noexcept;
 /// MXCSR has FTZ and DAZ off (checked once per dot_accumulator::add call).
@@ -124,7 +133,6 @@ public:
 private:
     void add_slow(std::uint64_t x, std::uint64_t y) noexcept;
     int add_f64_block(const double* x, const double* y, std::size_t len, std::size_t ahead) noexcept;  // D1, D3, D4
-    bool try_f64_extraction(const double* x, const double* y, std::size_t len, int top, double& largest) noexcept;  // D6
     const format_info* f_;
     reference ref_;
     std::uint64_t count_ = 0;

@@ -421,33 +421,40 @@ TEST(DotExtraction, ProductsAtTheSpreadLimitAreExact) {
     }
 }
 
-// Lemma 4 is tight: with both significands odd and in [1.5, 2), m_x·m_y is odd with 106 bits, so the product's last
-// bit is 2^(E_p - 105). Pair 0 of each block is 1.75·1.75 (the guess M is 2 for block 2, 3 after), the others have
-// E_p = t + 1: at t = -33 the block under M = 2 is kept with that bit exactly on level 3's grid, the blocks under M = 3
-// are refused (E_p = -32 < M - spread). A spread one too large (planted) keeps them and loses the bit.
-TEST(DotExtraction, LastBitAtTheSpreadLimit) {
-    static_assert(extraction::spread == 34, "the exponents below are chosen for spread = 34");
-    std::mt19937_64 rng(4242);
+// Pairs whose significands are odd and in [1.5, 2), so their products are odd with 2p bits (p = 53 or 24) and
+// E_x + E_y = t; pair 0 of each block is 1.75·1.75. Returns the number of blocks Step D6 kept.
+std::uint64_t last_bit_case(const format_info& f, int t, std::mt19937_64& rng) {
+    const int frac_bits = f.precision - 1, bias = f.emax;
+    const std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
     auto odd_significand = [&](int e) {
-        const std::uint64_t frac = (std::uint64_t{1} << 51) | (rng() & ((std::uint64_t{1} << 51) - 1)) | 1u;
-        return ((rng() & 1) << 63) | (static_cast<std::uint64_t>(e + 1023) << 52) | frac;
+        const std::uint64_t frac = (std::uint64_t{1} << (frac_bits - 1)) | (rng() & frac_mask) | 1u;
+        return ((rng() & 1) << (f.storage_bits - 1)) | (static_cast<std::uint64_t>(e + bias) << frac_bits) | frac;
     };
-    for (int t : {-31, -32, -33, -34}) {
-        SCOPED_TRACE("E_x + E_y = " + std::to_string(t));
-        bits_vector x(4096), y(4096);
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            if (i % 1024 == 0) {
-                x[i] = y[i] = 0x3FFC000000000000u;  // 1.75
-            } else {
-                x[i] = odd_significand(t / 2);
-                y[i] = odd_significand(t - t / 2);
-            }
+    const std::uint64_t one_75 = (static_cast<std::uint64_t>(bias) << frac_bits) | (std::uint64_t{3} << (frac_bits - 2));
+    bits_vector x(4096), y(4096);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = i % 1024 == 0 ? one_75 : odd_significand(t / 2);
+        y[i] = i % 1024 == 0 ? one_75 : odd_significand(t - t / 2);
+    }
+    const std::uint64_t before = detail::f64_extraction_kept_blocks();
+    expect_matches_oracles(dot_any(f, x, y), x, y, f);
+    return detail::f64_extraction_kept_blocks() - before;
+}
+
+// Lemmas 4 and 5 are tight: the products' last bit is 2^(E_p - 105) (binary64) or 2^(E_p - 47) (binary32), E_p = t + 1.
+// The guess M is 2 for block 2 and 3 after; at the limit t + 1 = 2 - spread the block under M = 2 is kept with that
+// bit exactly on the last grid, the blocks under M = 3 are refused and kept when retried under their own M = 2; one
+// binade lower every block is refused. A spread one too large (planted) keeps those and loses the bit.
+TEST(DotExtraction, LastBitAtTheSpreadLimit) {
+    std::mt19937_64 rng(4242);
+    const std::pair<const format_info*, int> cases[] = {{&binary64_info, extraction::spread},
+                                                        {&binary32_info, extraction::spread_exact_products}};
+    for (const auto& [f, spread] : cases) {
+        for (int t = 2 - spread - 1 + 2; t >= 2 - spread - 1 - 1; --t) {
+            SCOPED_TRACE(std::string(f->name) + ", E_x + E_y = " + std::to_string(t));
+            const std::uint64_t kept = last_bit_case(*f, t, rng);
+            if (extraction_runs()) EXPECT_EQ(kept, t + 1 >= 2 - spread ? 3u : 0u);
         }
-        const std::uint64_t before = detail::f64_extraction_kept_blocks();
-        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
-        const std::uint64_t kept = detail::f64_extraction_kept_blocks() - before;
-        // E_p = t + 1 >= M - 34: blocks 2 (M = 2) and 3, 4 (M = 3)
-        if (extraction_runs()) EXPECT_EQ(kept, t + 1 >= 3 - 34 ? 3u : t + 1 >= 2 - 34 ? 1u : 0u);
     }
 }
 
@@ -562,6 +569,76 @@ TEST(DotExtraction, EveryRoundingModeAndFtzDazFallBack) {
             expect_same_reference(r_tiny, base_tiny);
             if (extraction_runs()) EXPECT_EQ(kept, ftz ? 0u : 6u);
         }
+    }
+}
+
+
+// Binary32 operands (Lemma 5: exact products, two levels): N(0, 1) data is kept after the first block; products at
+// the spread limit (their last bit 2^(E_p - 47) on level 2's grid) and near 2^-126 = 2^emin (kept blocks have none
+// below it: min_product_exponent must still be exact), subnormal operands (converted exactly: DAZ is off), Inf/NaN and
+// zeros in later blocks, and FTZ/DAZ (every block falls back): all bit for bit against the oracles.
+TEST(DotExtraction, Binary32Operands) {
+    std::mt19937_64 rng(32);
+    auto f32_bits = [&](int e) {
+        return ((rng() & 1) << 31) | (static_cast<std::uint64_t>(e + 127) << 23) | (rng() & 0x7FFFFFu) | 1u;
+    };
+    for (std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{1024}, std::size_t{1025}, std::size_t{2049},
+                          std::size_t{5000}}) {
+        SCOPED_TRACE("N(0, 1), n=" + std::to_string(n));
+        std::normal_distribution<float> gauss(0.0f, 1.0f);
+        bits_vector x(n), y(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = std::bit_cast<std::uint32_t>(gauss(rng));
+            y[i] = std::bit_cast<std::uint32_t>(gauss(rng));
+        }
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
+        if (extraction_runs()) EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, (n - 1) / 1024);
+    }
+    constexpr int spread = extraction::spread_exact_products;
+    for (int top_e : {0, 100, 250, -60, -78, -90}) {
+        for (int depth : {0, spread - 4, spread - 3, spread - 2, spread, spread + 2}) {
+            SCOPED_TRACE("binary32, E_x + E_y in [" + std::to_string(top_e - depth) + ", " + std::to_string(top_e) + "]");
+            bits_vector x(4096), y(4096);
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const int sum = i % 1024 == 0 ? top_e : top_e - static_cast<int>(rng() % static_cast<unsigned>(depth + 1));
+                const int ex = std::clamp(sum / 2 + static_cast<int>(rng() % 11) - 5, -126, 127);
+                x[i] = f32_bits(ex);
+                y[i] = f32_bits(std::clamp(sum - ex, -126, 127));
+            }
+            const std::uint64_t before = detail::f64_extraction_kept_blocks();
+            expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
+            // the guess is E_x + E_y + 2 after block 1, then E(largest) + 2 <= top_e + 3
+            if (extraction_runs() && depth + 3 <= spread && top_e + 2 >= extraction::min_top_binary32)
+                EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 3u);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+    const std::uint64_t inf = 0x7F800000u, nan = 0x7FC00001u, neg = 0x80000000u;
+    for (std::uint64_t special : {inf, inf | neg, nan, std::uint64_t{0}, neg, std::uint64_t{1}, std::uint64_t{0x7FFFFFu}}) {
+        SCOPED_TRACE("binary32 special or subnormal " + std::to_string(special));
+        bits_vector x(3000), y(3000);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = f32_bits(static_cast<int>(rng() % 20)), y[i] = f32_bits(0);
+        x[1500] = special;
+        y[2100] = special;
+        x[2100] = special ^ neg;
+        x[2500] = special;
+        y[2500] = f32_bits(120);  // a subnormal times 2^120: a normal product, kept
+        expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
+    }
+    bits_vector x(4096), y(4096);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = f32_bits(-40), y[i] = f32_bits(-40 - static_cast<int>(i % 40));
+    const reference base = dot_any(binary32_info, x, y);
+    expect_matches_oracles(base, x, y, binary32_info);
+    if (orc::ftz_daz_supported()) {
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        reference r;
+        {
+            orc::fp_environment_guard guard(rounding::upward, true);
+            r = dot_any(binary32_info, x, y);
+        }
+        expect_same_reference(r, base);
+        EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 0u);
     }
 }
 
