@@ -372,6 +372,24 @@ void pairs_in_window(std::size_t n, int top_e, int low_e, std::mt19937_64& rng, 
     }
 }
 
+// n N(0, 1) pairs of T (double or float) into x, y as raw bits, checked against the oracles; returns the number of
+// blocks Step D6 kept.
+template <class T>
+std::uint64_t gaussian_case(std::size_t n, std::mt19937_64& rng, bits_vector& x, bits_vector& y) {
+    using bits = typename format_traits<T>::bits_type;
+    const format_info& f = format_traits<T>::info;
+    std::normal_distribution<T> gauss(T{0}, T{1});
+    x.assign(n, 0);
+    y.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = std::bit_cast<bits>(gauss(rng));
+        y[i] = std::bit_cast<bits>(gauss(rng));
+    }
+    const std::uint64_t before = detail::f64_extraction_kept_blocks();
+    expect_matches_oracles(dot_any(f, x, y), x, y, f);
+    return detail::f64_extraction_kept_blocks() - before;
+}
+
 // N(0, 1) data (what bench_dot measures) at lengths around the kernel's vector (8, 16), flush (chunk_pairs) and block
 // (1024) sizes: bit for bit against the oracles, and Step D6 keeps the blocks after the first (whose guess it makes).
 TEST(DotExtraction, GaussianDataIsKeptAndExact) {
@@ -382,15 +400,8 @@ TEST(DotExtraction, GaussianDataIsKeptAndExact) {
         const std::uint64_t seed = 77 + n;
         SCOPED_TRACE("n=" + std::to_string(n) + " seed=" + std::to_string(seed));
         std::mt19937_64 rng(seed);
-        std::normal_distribution<double> gauss(0.0, 1.0);
-        bits_vector x(n), y(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            x[i] = std::bit_cast<std::uint64_t>(gauss(rng));
-            y[i] = std::bit_cast<std::uint64_t>(gauss(rng));
-        }
-        const std::uint64_t before = detail::f64_extraction_kept_blocks();
-        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
-        const std::uint64_t kept = detail::f64_extraction_kept_blocks() - before;
+        bits_vector x, y;
+        const std::uint64_t kept = gaussian_case<double>(n, rng, x, y);
         if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024) << "every block after the first";
         // the same data negated (x -> -x) and scaled by 2^±600 (far from the kernel's range limits)
         for (int scale : {0, 600, -600}) {
@@ -585,15 +596,9 @@ TEST(DotExtraction, Binary32Operands) {
     for (std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{1024}, std::size_t{1025}, std::size_t{2049},
                           std::size_t{5000}}) {
         SCOPED_TRACE("N(0, 1), n=" + std::to_string(n));
-        std::normal_distribution<float> gauss(0.0f, 1.0f);
-        bits_vector x(n), y(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            x[i] = std::bit_cast<std::uint32_t>(gauss(rng));
-            y[i] = std::bit_cast<std::uint32_t>(gauss(rng));
-        }
-        const std::uint64_t before = detail::f64_extraction_kept_blocks();
-        expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
-        if (extraction_runs()) EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, (n - 1) / 1024);
+        bits_vector x, y;
+        const std::uint64_t kept = gaussian_case<float>(n, rng, x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024) << "every block after the first";
     }
     constexpr int spread = extraction::spread_exact_products;
     for (int top_e : {0, 100, 250, -60, -78, -90}) {
