@@ -18,6 +18,9 @@
 //          signed-zero state are noted once (superaccumulator::note_terms), as add(span) would note them.
 // Step D5  min_product_exponent: binary64 exponent field of each exact narrow product; for binary64 only integer-path
 //          products can lie below 2^-1022 (safe products are >= 2^-918), and their exponent is computed exactly.
+// Step D6  binary64 and binary32 blocks, when the CPU has AVX-512 and MXCSR has FTZ and DAZ off: error-free extraction
+//          onto three (binary32: two) fixed grids in binary64 additions (src/dot_extract.cpp), one pass per block under
+//          a guessed window top; a block whose checks fail is redone by Steps D1-D5 (extraction_blocks below).
 //
 // Invariant of the lanes: a term is < 2^(27 + W) = 2^51 and a block has 2^10 terms, so |lane| < 2^61.
 #include "exactref/dot.h"
@@ -339,9 +342,25 @@ void add_term_bits(superaccumulator& s, superaccumulator& t, std::uint64_t bits,
     detail::add_scaled_int64(t, t_negative ? -m : m, field - 1075);
 }
 
+// A block's terms and signed-zero state as add(span) would note them: a non-zero product sets both flags; when every
+// product is zero, `zero_signs` gives the sign of each (zero_signs(i): product i is -0).
+template <class ZeroSign>
+void note_block_terms(superaccumulator& s, superaccumulator& t, bool nonzero, std::size_t terms,
+                      ZeroSign zero_signs) noexcept {
+    bool not_negative_zero = nonzero, not_positive_zero = nonzero;
+    if (!nonzero) {
+        for (std::size_t i = 0; i < terms; ++i) {
+            const bool negative = zero_signs(i);
+            not_negative_zero |= !negative;
+            not_positive_zero |= negative;
+        }
+    }
+    s.note_terms(terms, not_negative_zero, not_positive_zero);
+    t.note_terms(terms, terms > 0, nonzero);
+}
+
 // Lane sums into the accumulators (units of 2^(top - 1075 - W), high lanes 2^26 above), then the block's terms and
-// signed-zero state as add(span) would note them: a non-zero product (some T lane non-zero, or a flagged term) sets
-// both flags; when every product is zero, `zero_signs` gives the sign of each (bit 63 of zero_signs(i)).
+// signed-zero state (note_block_terms; a product is non-zero when some T lane is non-zero or a term was flagged).
 template <class ZeroSign>
 void flush_lanes(superaccumulator& s, superaccumulator& t, const lane_sums& r, std::int64_t top, bool with_e,
                  std::size_t terms, ZeroSign zero_signs) noexcept {
@@ -356,17 +375,7 @@ void flush_lanes(superaccumulator& s, superaccumulator& t, const lane_sums& r, s
         t.add_lane_sum(r.et_hi, unit - 52 + 26);
         t.add_lane_sum(r.et_lo, unit - 52);
     }
-    const bool nonzero = r.t_hi != 0 || r.t_lo != 0 || r.flagged != 0;  // T lanes are sums of non-negative terms
-    bool not_negative_zero = nonzero, not_positive_zero = nonzero;
-    if (!nonzero) {
-        for (std::size_t i = 0; i < terms; ++i) {
-            const bool negative = zero_signs(i);
-            not_negative_zero |= !negative;
-            not_positive_zero |= negative;
-        }
-    }
-    s.note_terms(terms, not_negative_zero, not_positive_zero);
-    t.note_terms(terms, terms > 0, nonzero);
+    note_block_terms(s, t, r.t_hi != 0 || r.t_lo != 0 || r.flagged != 0, terms, zero_signs);  // T: non-negative terms
 }
 
 // Raw bits of a value, without type punning through pointers.
@@ -393,63 +402,152 @@ void dot_accumulator::add_slow(std::uint64_t x, std::uint64_t y) noexcept {
         min_exponent_ = std::min(min_exponent_, product_exponent_bits(*f_, x, y));
 }
 
+#ifdef EXACTREF_DOT_X86
+// Steps D1, D3, D4 for one binary64 block of len <= block_size pairs (the CPU has FMA). `ahead` pairs of the next
+// block (at x + block_size, y + block_size) are prefetched while pass 2 runs. Returns a guess of Step D6's window top
+// M for the next block: every |p| < 2^M for the finite pairs of this one (a guess only: Step D6 checks its own).
+int dot_accumulator::add_f64_block(const double* x, const double* y, std::size_t len, std::size_t ahead) noexcept {
+    std::array<double, block_size> xs, ys;
+    std::array<std::uint64_t, block_size> ps, es;
+    auto lanes = host_fma == fma_level::v4 ? f64_lanes_v4 : f64_lanes_v3;
+    const double* xb = x;
+    const double* yb = y;
+    std::size_t m = len;
+    f64_scan scan = f64_scan_block(xb, yb, len);  // Step D4, pass 1 (and the test of Step D1)
+    const int guess = static_cast<int>(scan.top) - 1022;  // |p| < 2^(E_x + E_y + 2) = 2^(f_x + f_y - 2044) for finite pairs
+    if (scan.safe == 0) {  // Step D1: compact the safe pairs, the rest one by one
+        m = 0;
+        for (std::size_t i = 0; i < len; ++i) {
+            const auto xi = std::bit_cast<std::uint64_t>(xb[i]), yi = std::bit_cast<std::uint64_t>(yb[i]);
+            if (f64_pair_safe(xi, yi)) {
+                xs[m] = xb[i];
+                ys[m] = yb[i];
+                ++m;
+            } else {
+                add_slow(xi, yi);
+            }
+        }
+        if (m == 0) return guess;
+        xb = xs.data();
+        yb = ys.data();
+        scan = f64_scan_block(xb, yb, m);
+    }
+    const std::int64_t top = scan.top;
+    // Pass 2, in chunks, each preceded by prefetches of the matching part of the next block: pass 2 is compute-bound
+    // and pass 1 memory-bound, so the next block's loads overlap this block's arithmetic.
+    lane_sums r;
+    for (std::size_t c = 0; c < m; c += prefetch_chunk) {
+        const std::size_t len_c = std::min(prefetch_chunk, m - c);
+        for (std::size_t i = c; i < std::min(c + prefetch_chunk, ahead); i += 64 / sizeof(double)) {
+            __builtin_prefetch(x + block_size + i, 0, 3);
+            __builtin_prefetch(y + block_size + i, 0, 3);
+        }
+        r += lanes(xb + c, yb + c, len_c, top);
+    }
+    flush_lanes(ref_.sum, ref_.abs_sum, r, top, true, m,
+                [&](std::size_t i) { return std::signbit(xb[i]) != std::signbit(yb[i]); });
+    if (r.flagged != 0) {  // terms below their window, one by one
+        f64_two_products_v3(xb, yb, m, ps.data(), es.data());
+        for (std::size_t i = 0; i < m; ++i) {
+            const auto fp = static_cast<std::int64_t>((ps[i] >> 52) & 0x7FF);
+            const auto fe = static_cast<std::int64_t>((es[i] >> 52) & 0x7FF);
+            if (top - fp > window) add_term_bits(ref_.sum, ref_.abs_sum, ps[i], false);
+            if (top - 52 - fe > window) add_term_bits(ref_.sum, ref_.abs_sum, es[i], ((es[i] ^ ps[i]) >> 63) != 0);
+        }
+    }
+    return guess;
+}
+#endif
+
+#ifdef EXACTREF_DOT_EXTRACTION
+namespace {
+using extraction = f64_extraction_params;
+const bool host_extraction = f64_extraction_supported();
+
+// The next block's guess for M: one binade above the largest |p| of this block (|p| <= largest < 2^(E + 1)), for data
+// whose scale drifts slowly; INT_MIN when there is none to go by (every product zero: keep the old guess instead).
+int next_top(double largest) noexcept {
+    const auto field = static_cast<int>((std::bit_cast<std::uint64_t>(largest) >> 52) & 0x7FF);
+    return field == 0 ? INT_MIN : field - 1023 + 2;
+}
+
+// A kept Step D6 block into the accumulators: the level sums in units 2^(k_l - 52), then the block's terms (as
+// flush_lanes notes them). Returns r.kept; a block not kept adds nothing.
+template <class ZeroSign>
+bool add_extraction(superaccumulator& s, superaccumulator& t, const f64_extraction& r, int top, std::size_t terms,
+                    ZeroSign zero_signs) noexcept {
+    if (!r.kept) return false;
+    bool nonzero = false;
+    for (int l = 0; l < 3; ++l) {
+        const int unit = top + extraction::level_offset[l] - 52;
+        s.add_lane_sum(r.s[l], unit);
+        t.add_lane_sum(r.t[l], unit);
+        nonzero |= r.t[l] != 0;  // T > 0 exactly when some product is non-zero, and then some level of it is
+    }
+    note_block_terms(s, t, nonzero, terms, zero_signs);
+    return true;
+}
+
+// Step D6's block loop (ozaki.md, "The guess"): `attempt(start, len, top, largest)` runs Step D6 on a block and adds it
+// when kept; `fallback(start, len)` does the block by the other steps and returns a guess for the next one (INT_MIN:
+// none). A refused block whose largest |p| calls for another top (its products outgrew the guess, or a loose guess
+// put small products below the spread) is tried once more under its own largest |p|; after c refusals in a row the
+// next 2^c - 1 blocks (c <= 6) go straight to the fallback.
+template <class Attempt, class Fallback>
+void extraction_blocks(std::size_t n, int min_top, int max_top, Attempt attempt, Fallback fallback) {
+    const auto in_range = [&](int top) { return top >= min_top && top <= max_top; };
+    int top = INT_MIN;      // the guess for this block, INT_MIN when none
+    unsigned skip = 0;      // blocks left to go straight to the fallback
+    unsigned refusals = 0;  // consecutive refused blocks
+    for (std::size_t start = 0; start < n; start += block_size) {
+        const std::size_t len = std::min(block_size, n - start);
+        if (skip == 0 && in_range(top)) {
+            double largest = 0;
+            bool kept = attempt(start, len, top, largest);
+            const int own = next_top(largest) - 1;
+            if (!kept && std::isfinite(largest) && own != top && in_range(own)) kept = attempt(start, len, own, largest);
+            if (kept) {
+                refusals = 0;
+                const int next = next_top(largest);
+                if (next != INT_MIN) top = next;
+                continue;
+            }
+            refusals = std::min(refusals + 1, 6u);
+            skip = (1u << refusals) - 1;
+        } else if (skip > 0) {
+            --skip;
+        }
+        top = fallback(start, len);
+    }
+}
+}  // namespace
+#endif
+
 void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexcept {
     count_ += n;
 #ifdef EXACTREF_DOT_X86
     if (host_fma != fma_level::none) {
-        std::array<double, block_size> xs, ys;
-        std::array<std::uint64_t, block_size> ps, es;
-        auto lanes = host_fma == fma_level::v4 ? f64_lanes_v4 : f64_lanes_v3;
-        for (std::size_t start = 0; start < n; start += block_size) {
-            const std::size_t len = std::min(block_size, n - start);
-            const double* xb = x + start;
-            const double* yb = y + start;
-            std::size_t m = len;
-            f64_scan scan = f64_scan_block(xb, yb, len);  // Step D4, pass 1 (and the test of Step D1)
-            if (scan.safe == 0) {  // Step D1: compact the safe pairs, the rest one by one
-                m = 0;
-                for (std::size_t i = 0; i < len; ++i) {
-                    const auto xi = std::bit_cast<std::uint64_t>(xb[i]), yi = std::bit_cast<std::uint64_t>(yb[i]);
-                    if (f64_pair_safe(xi, yi)) {
-                        xs[m] = xb[i];
-                        ys[m] = yb[i];
-                        ++m;
-                    } else {
-                        add_slow(xi, yi);
-                    }
-                }
-                if (m == 0) continue;
-                xb = xs.data();
-                yb = ys.data();
-                scan = f64_scan_block(xb, yb, m);
-            }
-            const std::int64_t top = scan.top;
-            // Pass 2, in chunks, each preceded by prefetches of the matching part of the next block: pass 2 is
-            // compute-bound and pass 1 memory-bound, so the next block's loads overlap this block's arithmetic.
-            lane_sums r;
-            const std::size_t ahead = std::min(block_size, n - std::min(n, start + block_size));
-            for (std::size_t c = 0; c < m; c += prefetch_chunk) {
-                const std::size_t len_c = std::min(prefetch_chunk, m - c);
-                for (std::size_t i = c; i < std::min(c + prefetch_chunk, ahead); i += 64 / sizeof(double)) {
-                    __builtin_prefetch(x + start + block_size + i, 0, 3);
-                    __builtin_prefetch(y + start + block_size + i, 0, 3);
-                }
-                r += lanes(xb + c, yb + c, len_c, top);
-            }
-            flush_lanes(ref_.sum, ref_.abs_sum, r, top, true, m, [&](std::size_t i) {
-                return std::signbit(xb[i]) != std::signbit(yb[i]);
-            });
-            if (r.flagged != 0) {  // terms below their window, one by one
-                f64_two_products_v3(xb, yb, m, ps.data(), es.data());
-                for (std::size_t i = 0; i < m; ++i) {
-                    const auto fp = static_cast<std::int64_t>((ps[i] >> 52) & 0x7FF);
-                    const auto fe = static_cast<std::int64_t>((es[i] >> 52) & 0x7FF);
-                    if (top - fp > window) add_term_bits(ref_.sum, ref_.abs_sum, ps[i], false);
-                    if (top - 52 - fe > window)
-                        add_term_bits(ref_.sum, ref_.abs_sum, es[i], ((es[i] ^ ps[i]) >> 63) != 0);
-                }
-            }
+        const auto block = [&](std::size_t start, std::size_t len) {
+            return add_f64_block(x + start, y + start, len, std::min(block_size, n - std::min(n, start + block_size)));
+        };
+#ifdef EXACTREF_DOT_EXTRACTION
+        if (host_extraction && f64_extraction_environment()) {  // Step D6, Steps D1-D4 for the blocks it refuses
+            extraction_blocks(
+                n, extraction::min_top, extraction::max_top,
+                [&](std::size_t start, std::size_t len, int top, double& largest) {
+                    const double* xb = x + start;
+                    const double* yb = y + start;
+                    const f64_extraction r = f64_extract_block(xb, yb, len, top);
+                    largest = r.largest;
+                    return add_extraction(ref_.sum, ref_.abs_sum, r, top, len, [&](std::size_t i) {
+                        return std::signbit(xb[i]) != std::signbit(yb[i]);
+                    });
+                },
+                block);
+            return;
         }
+#endif
+        for (std::size_t start = 0; start < n; start += block_size) block(start, std::min(block_size, n - start));
         return;
     }
 #endif
@@ -568,9 +666,34 @@ void add_narrow_pairs(superaccumulator& s, superaccumulator& t, const Bits* x, c
 
 void dot_accumulator::add(const std::uint32_t* x, const std::uint32_t* y, std::size_t n) noexcept {
     count_ += n;
-    add_narrow_pairs<narrow_kind::f32>(ref_.sum, ref_.abs_sum, x, y, n, f_->emin, min_field_, std::uint32_t{0x7F80'0000u},
-                                       std::uint32_t{0x007F'FFFFu}, scan_f32, fused_f32, fields_f32, lanes_f32, *this,
-                                       &dot_accumulator::add_slow);
+    constexpr std::uint32_t field_mask = 0x7F80'0000u, frac_mask = 0x007F'FFFFu;
+    const auto pairs = [&](const std::uint32_t* xb, const std::uint32_t* yb, std::size_t len) {
+        add_narrow_pairs<narrow_kind::f32>(ref_.sum, ref_.abs_sum, xb, yb, len, f_->emin, min_field_, field_mask,
+                                           frac_mask, scan_f32, fused_f32, fields_f32, lanes_f32, *this,
+                                           &dot_accumulator::add_slow);
+    };
+#ifdef EXACTREF_DOT_EXTRACTION
+    if (host_extraction && f64_extraction_environment()) {  // Step D6 (Lemma 5), Steps D1-D5 for the blocks it refuses
+        using bits = std::uint32_t;
+        constexpr bits sign = bits{1} << 31;
+        extraction_blocks(
+            n, extraction::min_top_binary32, extraction::max_top_binary32,
+            [&](std::size_t start, std::size_t len, int top, double& largest) {
+                const f64_extraction r = f32_extract_block(x + start, y + start, len, top);
+                largest = r.largest;
+                return add_extraction(ref_.sum, ref_.abs_sum, r, top, len,
+                                      [&](std::size_t i) { return ((x[start + i] ^ y[start + i]) & sign) != 0; });
+            },
+            [&](std::size_t start, std::size_t len) {
+                pairs(x + start, y + start, len);
+                // the guess for the next block: |x·y| < 2^(max_field - 1022) (narrow_scan), for finite operands only
+                const narrow_scan scan = scan_f32(x + start, y + start, len, field_mask, frac_mask);
+                return (scan.kind & 1u) == 0 ? static_cast<int>(scan.fields.max_field) - 1022 : INT_MIN;
+            });
+        return;
+    }
+#endif
+    pairs(x, y, n);
 }
 
 void dot_accumulator::add(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept {

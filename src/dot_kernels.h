@@ -1,7 +1,9 @@
 // Internal to src/dot*.cpp and src/gemm*.cpp: exact conversions, product exponents and the block kernels of the exact
 // dot product (docs/algorithms/ozaki.md, "Exact dot"). Integer operations decide everything that could depend on the
 // floating-point environment; the only floating-point operations are exact ones (a product of two binary64 numbers
-// with at most 24 significand bits each, far from underflow and overflow; an FMA whose result is exact).
+// with at most 24 significand bits each, far from underflow and overflow; an FMA whose result is exact), except in
+// Step D6 (src/dot_extract.cpp), whose roundings are part of the algorithm: each one rounds to nearest by its own
+// encoding, and the step runs only with FTZ and DAZ off.
 #pragma once
 
 #include <bit>
@@ -48,6 +50,65 @@ inline void add_scaled_int64(superaccumulator& acc, std::int64_t v, int e) noexc
     acc.add_lane_sum(v, e);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#define EXACTREF_DOT_EXTRACTION 1  // Step D6 is built (GCC on x86-64: AVX-512 intrinsics in a target("avx512...") function)
+#endif
+
+/// Constants of Step D6 (docs/algorithms/ozaki.md, "Step D6", lemmas 1-4), for a block with window top M: every
+/// |p| < 2^M. Each of the 16 lanes (two vectors of 8) takes at most 2^lane_pairs_log2 pairs between flushes; level l
+/// keeps running sums 1.5·2^k_l + (multiples of 2^(k_l - 52)), k_l = M + level_offset[l].
+struct f64_extraction_params {
+    static constexpr int lanes = 16;
+    static constexpr int lane_pairs_log2 = 4;  // g: 2^g pairs per lane between flushes
+    static constexpr std::size_t chunk_pairs = std::size_t{lanes} << lane_pairs_log2;
+    static constexpr int g = lane_pairs_log2;
+    // Lemma 2: k_1 = M + g + 2 (2^g terms |q| <= 2^M stay within 2^(k_1 - 2) of sigma). Lemma 3: remainders
+    // |r| <= 2^(k_1 - 53) and |e| <= 2^(M - 54) give k_2 = k_1 - 50 + g. Lemma 4: |r_e| <= 2^(k_2 - 53), k_3 = k_2 - 51 + g.
+    static constexpr int level_offset[3] = {g + 2, 2 * g - 48, 3 * g - 99};
+    // Lemma 4: the product's last bit 2^L, L >= E_p - 105, lies on level 3's grid 2^(k_3 - 52) when E_p >= M - spread.
+    static constexpr int spread = 46 - 3 * g;
+    // sigma_3 normal (k_3 >= -1022) and the running sums of level 1 finite (k_1 <= 1023).
+    static constexpr int min_top = -1022 - level_offset[2];
+    static constexpr int max_top = 1023 - level_offset[0];
+    static_assert(spread <= 48 - 2 * g, "Lemma 3: the remainder r of p (a multiple of ulp(p)) lies on level 2's grid");
+    // Lemma 5 (binary32 operands): p = x·y exact with last bit >= 2^(E_p - 47) lies on level 2's grid when
+    // E_p >= M - spread_exact_products; kept products then also lie above 2^-126 = 2^emin when M >= min_top_binary32
+    // (Step D5 has nothing to record).
+    static constexpr int spread_exact_products = 52 - 47 - level_offset[1];
+    static constexpr int min_top_binary32 = -126 + spread_exact_products;
+    static constexpr int max_top_binary32 = 256 + 1;  // |x·y| < 2^256 for binary32 operands
+    static_assert(min_top - spread - 105 >= -1074, "Lemma 4: products >= 2^(M - spread) have e exact (last bit >= 2^-1074)");
+    static_assert(level_offset[0] - level_offset[1] <= 53, "Lemma 3: r + q_e < 2^(k_1 - 52) is exact on level 2's grid");
+};
+
+/// Result of Step D6 on one block: lane sums in units of 2^(k_l - 52) of s and T per level, the largest |p| seen (NaN
+/// ignored), and whether the block is kept (no Inf/NaN product, every |p| < 2^M, no product with non-zero operands
+/// below 2^(M - spread)). A block that is not kept is discarded and redone by Steps D1, D4.
+struct f64_extraction {
+    std::int64_t s[3] = {0, 0, 0};
+    std::int64_t t[3] = {0, 0, 0};
+    double largest = 0;
+    bool kept = false;
+};
+
+#ifdef EXACTREF_DOT_EXTRACTION
+/// Step D6 on n pairs (any n; the callers pass blocks of up to 1024) under window top M in
+/// [f64_extraction_params::min_top, max_top]. Needs AVX-512 (f64_extraction_supported()); exact only when
+/// f64_extraction_environment() (no FTZ, no DAZ; the rounding mode does not matter: every operation rounds to nearest
+/// by its own encoding).
+f64_extraction f64_extract_block(const double* x, const double* y, std::size_t n, int top);
+/// Step D6 for binary32 operands (raw bits; Lemma 5: two levels), window top M in [min_top_binary32,
+/// max_top_binary32]; the same conditions.
+f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n, int top);
+/// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL).
+bool f64_extraction_supported() noexcept;
+/// MXCSR has FTZ and DAZ off (checked once per dot_accumulator::add call).
+bool f64_extraction_environment() noexcept;
+#endif
+/// Blocks whose Step D6 result was kept, since the process started (tests use it to show the path ran; 0 when the
+/// kernel is not built).
+std::uint64_t f64_extraction_kept_blocks() noexcept;
+
 /// Accumulates one dot product exactly into a reference: the block kernels of dot.cpp behind a small interface, so
 /// that dot(), dot_strided() and the per-element GEMM path share them. Usage: construct, add() one or more runs of
 /// (x, y) pairs given as raw bits, finish().
@@ -71,6 +132,7 @@ public:
 
 private:
     void add_slow(std::uint64_t x, std::uint64_t y) noexcept;
+    int add_f64_block(const double* x, const double* y, std::size_t len, std::size_t ahead) noexcept;  // D1, D3, D4
     const format_info* f_;
     reference ref_;
     std::uint64_t count_ = 0;

@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../src/dot_kernels.h"  // detail::f64_extraction_params, f64_extraction_kept_blocks (Step D6 ran)
 #include "exactref/dot.h"
 #include "exactref/multiprecision.h"
 #include "oracle.h"
@@ -332,6 +334,316 @@ TEST(Dot, IndependentOfTheFloatingPointEnvironment) {
         }
         expect_matches_oracles(base, x, y, *f);
         expect_matches_oracles(base2, z, x, *f);
+    }
+}
+
+
+// ---- Step D6: binary64 blocks by error-free extraction (src/dot_extract.cpp) ----------------------------------------
+
+using extraction = detail::f64_extraction_params;
+
+// Whether this build and CPU run Step D6 (else the tests below still check exactness, on Steps D1-D4).
+bool extraction_runs() {
+#ifdef EXACTREF_DOT_EXTRACTION
+    return detail::f64_extraction_supported();
+#else
+    return false;
+#endif
+}
+
+// A binary64 with unbiased exponent e (normal), random fraction and sign.
+std::uint64_t normal_bits(int e, std::mt19937_64& rng, bool random_sign = true) {
+    const std::uint64_t sign = random_sign ? (rng() & 1) << 63 : 0;
+    return sign | (static_cast<std::uint64_t>(e + 1023) << 52) | (rng() & ((std::uint64_t{1} << 52) - 1));
+}
+
+// n pairs in blocks of 1024: pair 0 of each block has E_x + E_y = top_e (the block's largest product, so Step D6's
+// guess for the next block is top_e + 2 or top_e + 3), the others E_x + E_y uniform in [low_e, top_e]; both significands
+// full, so e = x·y - p has bits down to the product's last one. `same_sign`: every product positive.
+void pairs_in_window(std::size_t n, int top_e, int low_e, std::mt19937_64& rng, bits_vector& x, bits_vector& y,
+                     bool same_sign = false) {
+    x.clear();
+    y.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+        const int sum = i % 1024 == 0 ? top_e : low_e + static_cast<int>(rng() % static_cast<unsigned>(top_e - low_e + 1));
+        const int ex = std::clamp(sum / 2 + static_cast<int>(rng() % 21) - 10, -1022, 1023);
+        x.push_back(normal_bits(ex, rng, !same_sign));
+        y.push_back(normal_bits(sum - ex, rng, !same_sign));
+    }
+}
+
+// n N(0, 1) pairs of T (double or float) into x, y as raw bits, checked against the oracles; returns the number of
+// blocks Step D6 kept.
+template <class T>
+std::uint64_t gaussian_case(std::size_t n, std::mt19937_64& rng, bits_vector& x, bits_vector& y) {
+    using bits = typename format_traits<T>::bits_type;
+    const format_info& f = format_traits<T>::info;
+    std::normal_distribution<T> gauss(T{0}, T{1});
+    x.assign(n, 0);
+    y.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = std::bit_cast<bits>(gauss(rng));
+        y[i] = std::bit_cast<bits>(gauss(rng));
+    }
+    const std::uint64_t before = detail::f64_extraction_kept_blocks();
+    expect_matches_oracles(dot_any(f, x, y), x, y, f);
+    return detail::f64_extraction_kept_blocks() - before;
+}
+
+// N(0, 1) data (what bench_dot measures) at lengths around the kernel's vector (8, 16), flush (chunk_pairs) and block
+// (1024) sizes: bit for bit against the oracles, and Step D6 keeps the blocks after the first (whose guess it makes).
+TEST(DotExtraction, GaussianDataIsKeptAndExact) {
+    static_assert(extraction::chunk_pairs == 256);
+    const std::size_t lengths[] = {1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 1023, 1024, 1025, 1031, 1279, 1280, 1281,
+                                   2047, 2048, 2049, 2055, 4096, 10000};
+    for (std::size_t n : lengths) {
+        const std::uint64_t seed = 77 + n;
+        SCOPED_TRACE("n=" + std::to_string(n) + " seed=" + std::to_string(seed));
+        std::mt19937_64 rng(seed);
+        bits_vector x, y;
+        const std::uint64_t kept = gaussian_case<double>(n, rng, x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024) << "every block after the first";
+        // the same data negated (x -> -x) and scaled by 2^±600 (far from the kernel's range limits)
+        for (int scale : {0, 600, -600}) {
+            bits_vector xs = x;
+            for (auto& b : xs) b = std::bit_cast<std::uint64_t>(-std::ldexp(std::bit_cast<double>(b), scale));
+            expect_matches_oracles(dot_any(binary64_info, xs, y), xs, y, binary64_info);
+        }
+    }
+}
+
+// Products at the spread limit: Step D6 keeps a block whose products with non-zero operands lie at most
+// `spread` binades below its window top (their last bit then lies on level 3's grid, Lemma 4) and refuses it below.
+// Either way the result must be exact; a spread one too large (planted) loses the last bits of e and fails here.
+TEST(DotExtraction, ProductsAtTheSpreadLimitAreExact) {
+    std::mt19937_64 rng(2026);
+    for (int depth = extraction::spread - 3; depth <= extraction::spread + 3; ++depth) {
+        for (int top_e : {0, 500, -900, 1013}) {
+            SCOPED_TRACE("products down to 2^(" + std::to_string(top_e) + " - " + std::to_string(depth) + ")");
+            bits_vector x, y;
+            pairs_in_window(4096, top_e, top_e - depth, rng, x, y);
+            const std::uint64_t before = detail::f64_extraction_kept_blocks();
+            expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+            // guess M = E(largest) + 2 <= top_e + 4; E_p >= E_x + E_y >= top_e - depth
+            if (extraction_runs() && depth + 4 <= extraction::spread)
+                EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 3u) << "blocks 2-4 are kept";
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+}
+
+// Pairs whose significands are odd and in [1.5, 2), so their products are odd with 2p bits (p = 53 or 24) and
+// E_x + E_y = t; pair 0 of each block is 1.75·1.75. Returns the number of blocks Step D6 kept.
+std::uint64_t last_bit_case(const format_info& f, int t, std::mt19937_64& rng) {
+    const int frac_bits = f.precision - 1, bias = f.emax;
+    const std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
+    auto odd_significand = [&](int e) {
+        const std::uint64_t frac = (std::uint64_t{1} << (frac_bits - 1)) | (rng() & frac_mask) | 1u;
+        return ((rng() & 1) << (f.storage_bits - 1)) | (static_cast<std::uint64_t>(e + bias) << frac_bits) | frac;
+    };
+    const std::uint64_t one_75 = (static_cast<std::uint64_t>(bias) << frac_bits) | (std::uint64_t{3} << (frac_bits - 2));
+    bits_vector x(4096), y(4096);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = i % 1024 == 0 ? one_75 : odd_significand(t / 2);
+        y[i] = i % 1024 == 0 ? one_75 : odd_significand(t - t / 2);
+    }
+    const std::uint64_t before = detail::f64_extraction_kept_blocks();
+    expect_matches_oracles(dot_any(f, x, y), x, y, f);
+    return detail::f64_extraction_kept_blocks() - before;
+}
+
+// Lemmas 4 and 5 are tight: the products' last bit is 2^(E_p - 105) (binary64) or 2^(E_p - 47) (binary32), E_p = t + 1.
+// The guess M is 2 for block 2 and 3 after; at the limit t + 1 = 2 - spread the block under M = 2 is kept with that
+// bit exactly on the last grid, the blocks under M = 3 are refused and kept when retried under their own M = 2; one
+// binade lower every block is refused. A spread one too large (planted) keeps those and loses the bit.
+TEST(DotExtraction, LastBitAtTheSpreadLimit) {
+    std::mt19937_64 rng(4242);
+    const std::pair<const format_info*, int> cases[] = {{&binary64_info, extraction::spread},
+                                                        {&binary32_info, extraction::spread_exact_products}};
+    for (const auto& [f, spread] : cases) {
+        for (int t = 2 - spread - 1 + 2; t >= 2 - spread - 1 - 1; --t) {
+            SCOPED_TRACE(std::string(f->name) + ", E_x + E_y = " + std::to_string(t));
+            const std::uint64_t kept = last_bit_case(*f, t, rng);
+            if (extraction_runs()) EXPECT_EQ(kept, t + 1 >= 2 - spread ? 3u : 0u);
+        }
+    }
+}
+
+// Window tops at and beyond the kernel's range [min_top, max_top] (level 3's sigma normal, level 1's sums finite),
+// products near overflow and near 2^-968 (e's last bit at 2^-1074, remainders subnormal), Inf/NaN, zeros and -0.0 in
+// blocks after the first (so they reach Step D6, which must refuse or absorb them): all exact.
+TEST(DotExtraction, RangeLimitsSpecialValuesAndZeros) {
+    std::mt19937_64 rng(99);
+    const int tops[] = {extraction::max_top - 3, extraction::max_top - 2, extraction::max_top - 1, 1019, 1021,
+                        extraction::min_top - 2, extraction::min_top - 1, extraction::min_top, extraction::min_top + 1,
+                        -969, -1000};
+    for (int top_e : tops) {
+        for (int depth : {0, 10, extraction::spread - 4}) {
+            SCOPED_TRACE("E_x + E_y in [" + std::to_string(top_e - depth) + ", " + std::to_string(top_e) + "]");
+            bits_vector x, y;
+            pairs_in_window(3000, top_e, top_e - depth, rng, x, y);
+            expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+    const std::uint64_t inf = 0x7FF0000000000000u, nan = 0x7FF8000000000001u, neg = std::uint64_t{1} << 63;
+    for (std::uint64_t special : {inf, inf | neg, nan, std::uint64_t{0}, neg, std::uint64_t{1} /* subnormal */}) {
+        for (std::size_t at : {std::size_t{1024}, std::size_t{1500}, std::size_t{2047}, std::size_t{2048}}) {
+            SCOPED_TRACE("special " + std::to_string(special) + " at " + std::to_string(at));
+            bits_vector x, y;
+            pairs_in_window(3000, 0, -20, rng, x, y);
+            x[at] = special;
+            expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+            y[at + 1] = special;  // special times special, and special times a finite value
+            x[at + 1] = special ^ neg;
+            expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+        }
+    }
+    // whole blocks of zeros after a normal block: every sign combination, so s is -0.0 exactly when it must be
+    for (std::uint64_t zx : {std::uint64_t{0}, neg}) {
+        for (std::uint64_t zy : {std::uint64_t{0}, neg}) {
+            bits_vector x(3000, zx), y(3000, zy);
+            for (std::size_t i = 0; i < 3000; i += 2) y[i] ^= neg;
+            expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+            bits_vector x2 = x, y2 = y;
+            for (std::size_t i = 0; i < 1024; ++i) x2[i] = normal_bits(0, rng), y2[i] = normal_bits(0, rng);
+            expect_matches_oracles(dot_any(binary64_info, x2, y2), x2, y2, binary64_info);
+            for (std::size_t i = 1024; i < 3000; ++i) y2[i] = normal_bits(static_cast<int>(rng() % 2000) - 1000, rng);
+            expect_matches_oracles(dot_any(binary64_info, x2, y2), x2, y2, binary64_info);
+        }
+    }
+}
+
+// Same-sign products at the very top of the window in every lane (the running sums grow the most: Lemma 2's bound is
+// reached within a factor 2), exact cancellation (x_i·y_i = -x_(i+1)·y_(i+1)) and a scale that drifts from block
+// to block (up: the guess is too small and the block is redone under its own top; down: blocks refused for their
+// spread, then skipped). A sigma one binade too small or a flush interval one doubling too long (planted) leaves the
+// binade: the block is refused and the kept-block count below fails.
+TEST(DotExtraction, SameSignCancellingAndDriftingBlocks) {
+    std::mt19937_64 rng(5);
+    {
+        // (2 - 2^-52)^2 rounds to 4 - 2^-50, the largest double below 4 = 2^M (M = 2 for block 2, from block 1's
+        // exponents): each lane's 16 terms sum to 64 - 2^-46, just inside Lemma 2's 2^(k_1 - 2) = 64. One binade less
+        // of sigma (or 32 terms per lane) puts the sum at a tie that rounds to 2^(k_1 + 1): out of the binade.
+        bits_vector x(5000, 0x3FFFFFFFFFFFFFFFu), y(5000, 0x3FFFFFFFFFFFFFFFu);
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+        if (extraction_runs()) EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 4u);
+    }
+    {
+        bits_vector x, y;
+        pairs_in_window(6000, 3, -25, rng, x, y, true);
+        for (std::size_t i = 1; i < x.size(); i += 2) {
+            x[i] = x[i - 1] ^ (std::uint64_t{1} << 63);
+            y[i] = y[i - 1];
+        }
+        x.back() = normal_bits(-40, rng);  // a small residue
+        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+    }
+    for (int drift : {1, 2, 5, 40, -1, -3, -40}) {
+        SCOPED_TRACE("drift " + std::to_string(drift) + " binades per block");
+        bits_vector x, y;
+        pairs_in_window(20 * 1024, 0, -12, rng, x, y);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const double v = std::ldexp(std::bit_cast<double>(x[i]), drift * static_cast<int>(i / 1024));
+            x[i] = std::bit_cast<std::uint64_t>(v);
+        }
+        expect_matches_oracles(dot_any(binary64_info, x, y), x, y, binary64_info);
+    }
+}
+
+// Step D6 rounds (that is how it extracts): it must give the same reference under every rounding mode (each
+// operation rounds to nearest by its own encoding) and must not run with FTZ or DAZ set (subnormal remainders near
+// 2^-968 would be flushed): then Steps D1-D4 take every block. A planted missing MXCSR check fails the count below.
+TEST(DotExtraction, EveryRoundingModeAndFtzDazFallBack) {
+    std::mt19937_64 rng(31);
+    bits_vector x, y, xt, yt;
+    pairs_in_window(4096, 0, -25, rng, x, y);
+    pairs_in_window(4096, extraction::min_top + 1, extraction::min_top - 25, rng, xt, yt);  // subnormal remainders
+    const reference base = dot_any(binary64_info, x, y);
+    const reference base_tiny = dot_any(binary64_info, xt, yt);
+    expect_matches_oracles(base, x, y, binary64_info);
+    expect_matches_oracles(base_tiny, xt, yt, binary64_info);
+    for (rounding mode : {rounding::to_nearest_even, rounding::toward_zero, rounding::upward, rounding::downward}) {
+        for (bool ftz : {false, true}) {
+            if (ftz && !orc::ftz_daz_supported()) continue;
+            SCOPED_TRACE(std::string(to_string(mode)) + (ftz ? " FTZ/DAZ" : ""));
+            reference r, r_tiny;
+            const std::uint64_t before = detail::f64_extraction_kept_blocks();
+            {
+                orc::fp_environment_guard guard(mode, ftz);
+                r = dot_any(binary64_info, x, y);
+                r_tiny = dot_any(binary64_info, xt, yt);
+            }
+            const std::uint64_t kept = detail::f64_extraction_kept_blocks() - before;
+            expect_same_reference(r, base);
+            expect_same_reference(r_tiny, base_tiny);
+            if (extraction_runs()) EXPECT_EQ(kept, ftz ? 0u : 6u);
+        }
+    }
+}
+
+
+// Binary32 operands (Lemma 5: exact products, two levels): N(0, 1) data is kept after the first block; products at
+// the spread limit (their last bit 2^(E_p - 47) on level 2's grid) and near 2^-126 = 2^emin (kept blocks have none
+// below it: min_product_exponent must still be exact), subnormal operands (converted exactly: DAZ is off), Inf/NaN and
+// zeros in later blocks, and FTZ/DAZ (every block falls back): all bit for bit against the oracles.
+TEST(DotExtraction, Binary32Operands) {
+    std::mt19937_64 rng(32);
+    auto f32_bits = [&](int e) {
+        return ((rng() & 1) << 31) | (static_cast<std::uint64_t>(e + 127) << 23) | (rng() & 0x7FFFFFu) | 1u;
+    };
+    for (std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{1024}, std::size_t{1025}, std::size_t{2049},
+                          std::size_t{5000}}) {
+        SCOPED_TRACE("N(0, 1), n=" + std::to_string(n));
+        bits_vector x, y;
+        const std::uint64_t kept = gaussian_case<float>(n, rng, x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024) << "every block after the first";
+    }
+    constexpr int spread = extraction::spread_exact_products;
+    for (int top_e : {0, 100, 250, -60, -78, -90}) {
+        for (int depth : {0, spread - 4, spread - 3, spread - 2, spread, spread + 2}) {
+            SCOPED_TRACE("binary32, E_x + E_y in [" + std::to_string(top_e - depth) + ", " + std::to_string(top_e) + "]");
+            bits_vector x(4096), y(4096);
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const int sum = i % 1024 == 0 ? top_e : top_e - static_cast<int>(rng() % static_cast<unsigned>(depth + 1));
+                const int ex = std::clamp(sum / 2 + static_cast<int>(rng() % 11) - 5, -126, 127);
+                x[i] = f32_bits(ex);
+                y[i] = f32_bits(std::clamp(sum - ex, -126, 127));
+            }
+            const std::uint64_t before = detail::f64_extraction_kept_blocks();
+            expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
+            // the guess is E_x + E_y + 2 after block 1, then E(largest) + 2 <= top_e + 3
+            if (extraction_runs() && depth + 3 <= spread && top_e + 2 >= extraction::min_top_binary32)
+                EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 3u);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+    const std::uint64_t inf = 0x7F800000u, nan = 0x7FC00001u, neg = 0x80000000u;
+    for (std::uint64_t special : {inf, inf | neg, nan, std::uint64_t{0}, neg, std::uint64_t{1}, std::uint64_t{0x7FFFFFu}}) {
+        SCOPED_TRACE("binary32 special or subnormal " + std::to_string(special));
+        bits_vector x(3000), y(3000);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = f32_bits(static_cast<int>(rng() % 20)), y[i] = f32_bits(0);
+        x[1500] = special;
+        y[2100] = special;
+        x[2100] = special ^ neg;
+        x[2500] = special;
+        y[2500] = f32_bits(120);  // a subnormal times 2^120: a normal product, kept
+        expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
+    }
+    bits_vector x(4096), y(4096);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = f32_bits(-40), y[i] = f32_bits(-40 - static_cast<int>(i % 40));
+    const reference base = dot_any(binary32_info, x, y);
+    expect_matches_oracles(base, x, y, binary32_info);
+    if (orc::ftz_daz_supported()) {
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        reference r;
+        {
+            orc::fp_environment_guard guard(rounding::upward, true);
+            r = dot_any(binary32_info, x, y);
+        }
+        expect_same_reference(r, base);
+        EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 0u);
     }
 }
 

@@ -1,0 +1,216 @@
+// Step D6 of the exact dot (docs/algorithms/ozaki.md, "Step D6"): binary64 blocks by error-free extraction onto three
+// fixed grids, in AVX-512 binary64 arithmetic. The proof, the constants' derivation and the conditions under which a
+// block's result is kept are in ozaki.md; dot.cpp decides when to call this kernel and what to do with a refused block.
+//
+// Invariants restated by the code (ozaki.md, D6 lemmas 1-4):
+//   every running sum of level l stays in [2^k_l, 2^(k_l + 1)), so its fraction field minus 2^51 is the exact
+//   number of grid units 2^(k_l - 52) it holds (checked at every flush: a sum outside its binade refuses the block);
+//   a kept block has no Inf/NaN product, every |p| < 2^M, and every product with both operands non-zero has
+//   |p| >= 2^(M - spread).
+// GCC 12's _mm512_*_round_pd pass _mm512_undefined_pd() (a self-initialised __Y) as the unused merge source and warn
+// about it (-Wmaybe-uninitialized, -Wuninitialized) wherever they are inlined: a false positive of its headers, silenced here only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "dot_kernels.h"
+#include "simd_targets.h"
+
+namespace exactref::detail {
+
+#ifdef EXACTREF_DOT_EXTRACTION
+
+namespace {
+
+using extraction = f64_extraction_params;
+
+std::atomic<std::uint64_t> kept_blocks{0};
+
+// 2^e and 1.5·2^e as binary64, by their encodings (normal e only).
+constexpr std::uint64_t power_bits(int e) noexcept { return static_cast<std::uint64_t>(e + 1023) << 52; }
+constexpr std::uint64_t sigma_bits(int e) noexcept { return power_bits(e) | (std::uint64_t{1} << 51); }
+
+}  // namespace
+
+namespace {
+
+#define EXACTREF_EXTRACT_INLINE EXACTREF_TARGET_V4 [[gnu::always_inline]] inline
+
+// The running state of one block: per level, two vectors of 8 lanes for s and for T, and the flushed grid units.
+struct extraction_state {
+    static constexpr int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;  // embedded RN: MXCSR.RC cannot matter
+    __m512d sign, zero, small;
+    __m512d sigma[3];
+    __m512i field[3];
+    __m512i frac, half;
+    __m512d s1[2], s2[2], s3[2], t1[2], t2[2], t3[2];
+    __m512i units[6];  // s1, s2, s3, t1, t2, t3: flushed grid units, summed over chunks
+    __m512d largest;
+    __mmask8 refused = 0;  // a product below 2^(M - spread) with non-zero operands, or a sum out of its binade
+
+    EXACTREF_EXTRACT_INLINE extraction_state(int top, int spread) {
+        sign = _mm512_castsi512_pd(_mm512_set1_epi64(static_cast<long long>(std::uint64_t{1} << 63)));
+        zero = _mm512_setzero_pd();
+        small = _mm512_castsi512_pd(_mm512_set1_epi64(static_cast<long long>(power_bits(top - spread))));
+        for (int l = 0; l < 3; ++l) {
+            const int k = top + extraction::level_offset[l];
+            sigma[l] = _mm512_castsi512_pd(_mm512_set1_epi64(static_cast<long long>(sigma_bits(k))));
+            field[l] = _mm512_set1_epi64(k + 1023);
+        }
+        frac = _mm512_set1_epi64(static_cast<long long>((std::uint64_t{1} << 52) - 1));
+        half = _mm512_set1_epi64(static_cast<long long>(std::uint64_t{1} << 51));
+        for (auto& u : units) u = _mm512_setzero_si512();
+        largest = zero;
+    }
+    EXACTREF_EXTRACT_INLINE void reset() {
+        for (int u = 0; u < 2; ++u) {
+            s1[u] = t1[u] = sigma[0];
+            s2[u] = t2[u] = sigma[1];
+            s3[u] = t3[u] = sigma[2];
+        }
+    }
+    // Lemma 1 (ozaki.md): a sum in [2^k, 2^(k+1)) holds (fraction field - 2^51) grid units above sigma.
+    EXACTREF_EXTRACT_INLINE void flush(const __m512d* sums, int level, int slot) {
+        for (int u = 0; u < 2; ++u) {
+            const __m512i bits = _mm512_castpd_si512(sums[u]);
+            refused |= _mm512_cmpneq_epi64_mask(_mm512_srli_epi64(bits, 52), field[level]);
+            units[slot] = _mm512_add_epi64(units[slot], _mm512_sub_epi64(_mm512_and_si512(bits, frac), half));
+        }
+    }
+    EXACTREF_EXTRACT_INLINE void flush_all() {
+        flush(s1, 0, 0);
+        flush(s2, 1, 1);
+        flush(s3, 2, 2);
+        flush(t1, 0, 3);
+        flush(t2, 1, 4);
+        flush(t3, 2, 5);
+    }
+    // The block test of one vector of products p = a·b (largest |p|; a product below 2^(M - spread) with non-zero
+    // operands refuses the block), then level 1 (Lemma 2): p onto grid 1, its remainder returned.
+    EXACTREF_EXTRACT_INLINE __m512d level_1(int u, __m512d a, __m512d b, __m512d p, __m512d p_sign) {
+        const __m512d p_abs = _mm512_andnot_pd(sign, p);
+        largest = _mm512_max_pd(largest, p_abs);
+        __mmask8 tiny = _mm512_cmp_pd_mask(p_abs, small, _CMP_LT_OQ);
+        tiny = _mm512_mask_cmp_pd_mask(tiny, a, zero, _CMP_NEQ_OQ);
+        refused |= _mm512_mask_cmp_pd_mask(tiny, b, zero, _CMP_NEQ_OQ);
+        const __m512d sum = _mm512_add_round_pd(s1[u], p, rn);
+        const __m512d q = _mm512_sub_round_pd(sum, s1[u], rn);
+        s1[u] = sum;
+        t1[u] = _mm512_add_round_pd(t1[u], _mm512_xor_pd(q, p_sign), rn);
+        return _mm512_sub_round_pd(p, q, rn);
+    }
+    // Binary32 operands (Lemma 5): p = a·b is exact, and its remainder r lies on grid 2: a plain addition.
+    EXACTREF_EXTRACT_INLINE void step_exact_product(int u, __m512d a, __m512d b) {
+        const __m512d p = _mm512_mul_round_pd(a, b, rn);
+        const __m512d p_sign = _mm512_and_pd(p, sign);
+        const __m512d r = level_1(u, a, b, p, p_sign);
+        s2[u] = _mm512_add_round_pd(s2[u], r, rn);
+        t2[u] = _mm512_add_round_pd(t2[u], _mm512_xor_pd(r, p_sign), rn);
+    }
+    // Lemmas 2-4 (ozaki.md): p + e = a·b; level 1 extracts p, level 2 adds its remainder and extracts e, level 3 adds
+    // e's remainder; the T sums add the same grid values with the sign of p.
+    EXACTREF_EXTRACT_INLINE void step(int u, __m512d a, __m512d b) {
+        const __m512d p = _mm512_mul_round_pd(a, b, rn);
+        const __m512d e = _mm512_fmsub_round_pd(a, b, p, rn);
+        const __m512d p_sign = _mm512_and_pd(p, sign);
+        const __m512d r = level_1(u, a, b, p, p_sign);
+
+        const __m512d with_r = _mm512_add_round_pd(s2[u], r, rn);
+        const __m512d sum = _mm512_add_round_pd(with_r, e, rn);
+        const __m512d qe = _mm512_sub_round_pd(sum, with_r, rn);
+        const __m512d re = _mm512_sub_round_pd(e, qe, rn);
+        s2[u] = sum;
+        t2[u] = _mm512_add_round_pd(t2[u], _mm512_xor_pd(_mm512_add_round_pd(r, qe, rn), p_sign), rn);
+
+        s3[u] = _mm512_add_round_pd(s3[u], re, rn);
+        t3[u] = _mm512_add_round_pd(t3[u], _mm512_xor_pd(re, p_sign), rn);
+    }
+    EXACTREF_EXTRACT_INLINE f64_extraction result(int top) {
+        f64_extraction out;
+        for (int l = 0; l < 3; ++l) {
+            out.s[l] = _mm512_reduce_add_epi64(units[l]);
+            out.t[l] = _mm512_reduce_add_epi64(units[3 + l]);
+        }
+        out.largest = _mm512_reduce_max_pd(largest);
+        out.kept = refused == 0 && out.largest < std::bit_cast<double>(power_bits(top));  // NaN compares false
+        if (out.kept) kept_blocks.fetch_add(1, std::memory_order_relaxed);
+        return out;
+    }
+};
+
+#undef EXACTREF_EXTRACT_INLINE
+
+}  // namespace
+
+// One block: any n, flushed every extraction::chunk_pairs pairs (2^g per lane) into int64 lanes.
+EXACTREF_TARGET_V4 f64_extraction f64_extract_block(const double* x, const double* y, std::size_t n, int top) {
+    extraction_state st(top, extraction::spread);
+    for (std::size_t c = 0; c < n; c += extraction::chunk_pairs) {
+        const std::size_t len = n - c < extraction::chunk_pairs ? n - c : extraction::chunk_pairs;
+        const double* xc = x + c;
+        const double* yc = y + c;
+        st.reset();
+        std::size_t i = 0;
+        for (; i + 16 <= len; i += 16) {
+            st.step(0, _mm512_loadu_pd(xc + i), _mm512_loadu_pd(yc + i));
+            st.step(1, _mm512_loadu_pd(xc + i + 8), _mm512_loadu_pd(yc + i + 8));
+        }
+        for (int u = 0; i < len; ++u, i += 8) {  // at most two partial vectors; masked-out lanes load 0·0
+            const std::size_t rest = len - i;
+            const auto mask = static_cast<__mmask8>(rest >= 8 ? 0xFF : (1u << rest) - 1);
+            st.step(u, _mm512_maskz_loadu_pd(mask, xc + i), _mm512_maskz_loadu_pd(mask, yc + i));
+        }
+        st.flush_all();
+    }
+    return st.result(top);
+}
+
+// The same for binary32 operands (raw bits), widened exactly to binary64 (DAZ is off, so subnormals convert exactly;
+// Inf/NaN stay Inf/NaN and refuse the block through the sums).
+EXACTREF_TARGET_V4 f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n,
+                                                    int top) {
+    extraction_state st(top, extraction::spread_exact_products);
+    for (std::size_t c = 0; c < n; c += extraction::chunk_pairs) {
+        const std::size_t len = n - c < extraction::chunk_pairs ? n - c : extraction::chunk_pairs;
+        st.reset();
+        for (std::size_t i = 0; i < len; i += 16) {  // masked-out lanes load 0·0
+            const std::size_t rest = len - i;
+            const auto mask = static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
+            const __m512 xv = _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(mask, x + c + i));
+            const __m512 yv = _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(mask, y + c + i));
+            st.step_exact_product(0, _mm512_cvtps_pd(_mm512_castps512_ps256(xv)),
+                                  _mm512_cvtps_pd(_mm512_castps512_ps256(yv)));
+            st.step_exact_product(1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(xv, 1)),
+                                  _mm512_cvtps_pd(_mm512_extractf32x8_ps(yv, 1)));
+        }
+        st.flush_all();
+    }
+    return st.result(top);
+}
+
+bool f64_extraction_supported() noexcept {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("x86-64-v4");
+}
+
+bool f64_extraction_environment() noexcept {
+    constexpr unsigned ftz = 1u << 15, daz = 1u << 6;
+    return (_mm_getcsr() & (ftz | daz)) == 0;
+}
+
+std::uint64_t f64_extraction_kept_blocks() noexcept { return kept_blocks.load(std::memory_order_relaxed); }
+
+#else
+
+std::uint64_t f64_extraction_kept_blocks() noexcept { return 0; }
+
+#endif
+
+}  // namespace exactref::detail
