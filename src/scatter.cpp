@@ -8,6 +8,8 @@
 // superaccumulator pair, rebuilt from the cell exactly (add_scaled), which then takes every later term.
 #include "exactref/scatter.h"
 
+#include "compact_cells.h"  // the entries src/axis_sums.cpp uses (defined at the end)
+
 #include <algorithm>
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
@@ -912,6 +914,93 @@ template <floating_format T>
 compact_reference_array exclusive_scan(std::span<const T> values, const array_shape& shape, int axis) {
     return scan("exclusive_scan", values, shape, axis, false);
 }
+
+// ---- cell entries for src/axis_sums.cpp (src/compact_cells.h) --------------------------------------------------
+
+namespace detail {
+
+template <floating_format T>
+void add_terms_to_cell(compact_reference_array& out, std::size_t i, std::span<const T> terms) {
+    using tr = format_traits<T>;
+    cell& target = out.cells()[i];
+    cell c = target;  // in a local, so the compiler keeps it in registers
+    std::size_t k = 0;
+    if ((c.state & cell_spilled) == 0)
+        for (; k < terms.size(); ++k)
+            if (!try_add(c, tr::to_bits(terms[k]), tr::info)) break;
+    target = c;
+    for (; k < terms.size(); ++k) out.add_bits(i, tr::to_bits(terms[k]));  // spills, or adds to the pair
+}
+
+namespace {
+// d's magnitude / 2^low as a 128-bit integer; every set bit of d lies in [low, low + 128) (the caller checked).
+u128 magnitude_over(const dyadic& d, int low) noexcept {
+    u128 m = 0;
+    for (std::size_t k = 0; k < d.magnitude.size(); ++k) {
+        const int position = d.exponent + 32 * static_cast<int>(k) - low;  // > -32: only zero bits fall off
+        const u128 word = d.magnitude[k];
+        m |= position >= 0 ? word << position : word >> -position;
+    }
+    return m;
+}
+int lowest_bit(const dyadic& d) noexcept { return d.exponent + std::countr_zero(d.magnitude.front()); }
+int top_bit_end(const dyadic& d) noexcept {  // one above the highest set bit
+    return d.exponent + 32 * static_cast<int>(d.magnitude.size() - 1) + std::bit_width(d.magnitude.back());
+}
+}  // namespace
+
+// Step 4 of docs/algorithms/compact-reference-array.md: the cell's own pair (rebuild) merged with the new one, then
+// stored back over the lowest set bit of Σt and Σ|t| when Σ|t| stays below 2^126 there (invariant C), else spilled.
+void merge_pair_into_cell(compact_reference_array& out, std::size_t i, superaccumulator& sum,
+                          superaccumulator& abs_sum, std::uint64_t count) {
+    cell& c = out.cells()[i];
+    if (c.state & cell_spilled) {
+        compact_reference_array::spill& sp = out.spills()[c.sum_lo];
+        sp.sum.merge(sum);
+        sp.abs_sum.merge(abs_sum);
+        c.count += count;
+        return;
+    }
+    if (c.count > 0) rebuild(c, sum, abs_sum);  // adds the cell's value, terms and flags to the pair
+    cell merged{};
+    merged.count = c.count + count;
+    if (merged.count > 0) {
+        merged.state |= sum.all_negative_zero() ? 0u : cell_saw_not_negative_zero;
+        merged.state |= sum.all_positive_zero() ? 0u : cell_saw_not_positive_zero;
+    }
+    const bool special = sum.has_nan() || sum.positive_inf_count() > 0 || sum.negative_inf_count() > 0 ||
+                         abs_sum.has_nan() || abs_sum.positive_inf_count() > 0;
+    bool fits = !special;
+    if (fits) {
+        const dyadic s = sum.to_dyadic(), a = abs_sum.to_dyadic();
+        if (!a.is_zero()) {  // else every term was ±0.0 (and Σt = 0): the empty value, flags and count set above
+            const int low = s.is_zero() ? lowest_bit(a) : std::min(lowest_bit(a), lowest_bit(s));
+            fits = top_bit_end(a) - low <= headroom_bits;  // |Σt| <= Σ|t|: Σt fits where Σ|t| does
+            if (fits) {
+                const u128 ms = s.is_zero() ? 0 : magnitude_over(s, low);
+                store(merged, magnitude_over(a, low), s.negative ? -static_cast<i128>(ms) : static_cast<i128>(ms));
+                merged.exponent = low;
+                merged.state |= cell_saw_nonzero;
+            }
+        }
+    }
+    if (!fits) {
+        merged.state |= cell_spilled;
+        out.spills().push_back(compact_reference_array::spill{sum, abs_sum});
+        merged.sum_lo = out.spills().size() - 1;
+    }
+    c = merged;
+}
+
+#define EXACTREF_CELL_ENTRIES(T) \
+    template void add_terms_to_cell<T>(compact_reference_array&, std::size_t, std::span<const T>);
+EXACTREF_CELL_ENTRIES(double)
+EXACTREF_CELL_ENTRIES(float)
+EXACTREF_CELL_ENTRIES(float16)
+EXACTREF_CELL_ENTRIES(bfloat16)
+#undef EXACTREF_CELL_ENTRIES
+
+}  // namespace detail
 
 #define EXACTREF_SCATTER_INDEX(T, I)                                                                                \
     template compact_reference_array segment_sum<T, I>(std::span<const T>, std::span<const I>, std::size_t,         \
