@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "accumulator_checks.h"  // expect_same_accumulators, all_formats, all_modes
 #include "exactref/covers.h"
 #include "exactref/detail/covers_filter.h"
 #include "exactref/reference.h"
@@ -24,28 +25,21 @@
 namespace er = exactref;
 namespace oracle = exactref::oracle;
 using ::testing::HasSubstr;
+using exactref_test::all_formats;
+using exactref_test::all_modes;
 
 namespace {
 
-constexpr er::rounding all_modes[] = {er::rounding::to_nearest_even, er::rounding::toward_zero, er::rounding::upward,
-                                      er::rounding::downward};
-const er::format_info* const all_formats[] = {&er::binary64_info, &er::binary32_info, &er::binary16_info,
-                                              &er::bfloat16_info};
 constexpr std::size_t kernel = er::compact_reference_array::kernel_terms;
 
-// Every state a superaccumulator shows: the exact value (dyadic), term and special counts, signed-zero flags.
-void expect_same_accumulator(const er::superaccumulator& got, const er::superaccumulator& want, const char* what) {
-    SCOPED_TRACE(what);
-    const er::dyadic g = got.to_dyadic(), w = want.to_dyadic();
-    ASSERT_EQ(g.negative, w.negative);
-    ASSERT_EQ(g.magnitude, w.magnitude);
-    ASSERT_EQ(g.exponent, w.exponent);
-    ASSERT_EQ(got.term_count(), want.term_count());
-    ASSERT_EQ(got.has_nan(), want.has_nan());
-    ASSERT_EQ(got.positive_inf_count(), want.positive_inf_count());
-    ASSERT_EQ(got.negative_inf_count(), want.negative_inf_count());
-    ASSERT_EQ(got.all_negative_zero(), want.all_negative_zero());
-    ASSERT_EQ(got.all_positive_zero(), want.all_positive_zero());
+// rows x cols N(0,1) values of T, row-major.
+template <class T>
+std::vector<T> normal_rows(std::size_t rows, std::size_t cols, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    std::vector<T> out(rows * cols);
+    for (T& x : out) x = static_cast<T>(normal(rng));
+    return out;
 }
 
 // Element e of `refs` against the full reference `want` of the same terms (exactref::sum / sum_rows) and the oracles.
@@ -57,8 +51,15 @@ void expect_element(const er::compact_reference_array& refs, std::size_t e, cons
     const er::reference got = refs.element(e);
     ASSERT_EQ(got.count, want.count);
     ASSERT_EQ(got.term_format, want.term_format);
-    expect_same_accumulator(got.sum, want.sum, "sum");
-    expect_same_accumulator(got.abs_sum, want.abs_sum, "abs_sum");
+    {
+        SCOPED_TRACE("sum");
+        exactref_test::expect_same_accumulators(got.sum, want.sum);
+    }
+    {
+        SCOPED_TRACE("abs_sum");
+        exactref_test::expect_same_accumulators(got.abs_sum, want.abs_sum);
+    }
+    ASSERT_FALSE(::testing::Test::HasFailure());
     const oracle::mpfr_exact m = oracle::mpfr_sum(terms, f);
     const oracle::gmp_exact g = oracle::gmp_sum(terms, f);
     for (const er::format_info* to : all_formats)
@@ -164,12 +165,9 @@ TEST(AxisSums, WideRowsSpillAndNarrowOnesStayCompact) {
 
 TEST(AxisSums, TypicalRowsStayCompactIn48BytesEach) {
     // N(0,1) rows of 10 and of 1000 terms, float32 and float64: no spill, 48 bytes per row.
-    std::mt19937_64 rng(7);
-    std::normal_distribution<double> normal;
     for (std::size_t cols : {std::size_t{10}, std::size_t{1000}}) {
         const std::size_t rows = 2000;
-        std::vector<double> d(rows * cols);
-        for (double& x : d) x = normal(rng);
+        const std::vector<double> d = normal_rows<double>(rows, cols, 7);
         const std::vector<float> s(d.begin(), d.end());
         const auto r64 = er::sum_rows_compact(std::span<const double>(d), rows, cols);
         const auto r32 = er::sum_rows_compact(std::span<const float>(s), rows, cols);
@@ -299,12 +297,9 @@ TEST(AxisSums, CoversAgreesWithTheReferenceArray) {
 TEST(AxisSums, PlantedFaultsOfARowSumKernelAreRejected) {
     // A float32 row-sum kernel (a left fold per row); faults: a term dropped, a term added twice, a neighbour row's
     // term summed instead, rows swapped.
-    std::mt19937_64 rng(501);
-    std::normal_distribution<float> normal;
     for (std::size_t cols : {std::size_t{10}, std::size_t{1000}}) {
         const std::size_t rows = 300;
-        std::vector<float> data(rows * cols);
-        for (float& x : data) x = normal(rng);
+        std::vector<float> data = normal_rows<float>(rows, cols, 501);
         data[7 * cols + 3] = 16.0f;  // a term no bound hides
         const auto refs = er::sum_rows_compact(std::span<const float>(data), rows, cols);
         auto kernel = [&](int fault) {
