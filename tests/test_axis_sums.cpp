@@ -12,6 +12,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>  // std::pair
 #include <vector>
 
 #include "accumulator_checks.h"  // expect_same_accumulators, all_formats, all_modes
@@ -253,6 +254,59 @@ TEST(AxisSums, RunsAndMergesAccumulateInOneElement) {
     std::vector<std::uint64_t> bits;
     for (double x : together) bits.push_back(std::bit_cast<std::uint64_t>(x));
     expect_element(refs, 0, er::sum(std::span<const double>(together)), f, bits, "spilled, then runs");
+}
+
+// merge() reads the accumulators' chunks as they are (not normalized: chunks of both signs, carries pending, chunks
+// that cancel) into a cell, or spills: random lane sums over windows of 0 to 200 bits, each value with its magnitude
+// as Σ|t|; the element must hold both values exactly.
+TEST(AxisSums, MergeReadsChunksInEveryState) {
+    std::mt19937_64 rng(601);
+    for (int width : {0, 31, 64, 100, 124, 140, 200})
+        for (int trial = 0; trial < 300; ++trial) {
+            er::reference part;
+            part.term_format = er::dtype::float64;
+            const int base = static_cast<int>(rng() % 1500) - 1100;
+            const int lanes = 1 + static_cast<int>(rng() % 20);
+            std::vector<std::pair<std::int64_t, int>> added;
+            for (int k = 0; k < lanes; ++k) {
+                const auto value = static_cast<std::int64_t>(rng()) >> (rng() % 60);  // either sign
+                const int at = base + (width ? static_cast<int>(rng() % static_cast<unsigned>(width)) : 0);
+                part.sum.add_lane_sum(value, at);
+                added.emplace_back(value, at);
+            }
+            if (trial % 5 == 0)  // all but the last taken back: the chunks cancel down to one lane, or to zero
+                for (std::size_t k = 0; k + (trial % 10 == 0 ? 0 : 1) < added.size(); ++k)
+                    part.sum.add_lane_sum(-added[k].first, added[k].second);
+            part.abs_sum = part.sum;
+            if (part.abs_sum.sign() < 0) part.abs_sum.negate();
+            part.count = static_cast<std::uint64_t>(lanes);
+            part.sum.note_terms(part.count, true, true);
+            part.abs_sum.note_terms(part.count, true, part.abs_sum.sign() != 0);
+            er::compact_reference_array refs({1}, er::dtype::float64);
+            refs.merge(0, part);
+            const er::reference got = refs.element(0);
+            SCOPED_TRACE("width " + std::to_string(width) + " trial " + std::to_string(trial));
+            exactref_test::expect_same_accumulators(got.sum, part.sum);
+            exactref_test::expect_same_accumulators(got.abs_sum, part.abs_sum);
+            if (HasFailure()) return;
+        }
+    // Chunks that are not zero but whose value is: 2^32 in one chunk (two lane sums of 2^31) and -1 in the next.
+    constexpr int chunk = er::superaccumulator::lsb_exponent + 32 * 60;
+    er::reference part;
+    part.term_format = er::dtype::float64;
+    part.count = 3;
+    for (er::superaccumulator* acc : {&part.sum, &part.abs_sum}) {
+        acc->add_lane_sum(std::int64_t{1} << 31, chunk);
+        acc->add_lane_sum(std::int64_t{1} << 31, chunk);
+        acc->add_lane_sum(acc == &part.sum ? -1 : 1, chunk + 32);
+        acc->note_terms(part.count, true, true);
+    }
+    ASSERT_EQ(part.sum.sign(), 0);
+    er::compact_reference_array refs({1}, er::dtype::float64);
+    refs.merge(0, part);
+    EXPECT_EQ(refs.spilled(), 0u);
+    exactref_test::expect_same_accumulators(refs.element(0).sum, part.sum);
+    exactref_test::expect_same_accumulators(refs.element(0).abs_sum, part.abs_sum);
 }
 
 // covers() over the compact rows decides as over sum_rows's reference_array, element by element, for results at
