@@ -1,5 +1,6 @@
 // exactref/scatter.h — exact references of scatter-adds and scans: segment sums, scatter_add / index_add, np.add.at,
-// weighted bincount, embedding-bag sums, inclusive and exclusive scans (cumsum), in compact reference arrays.
+// weighted bincount, embedding-bag sums, inclusive and exclusive scans (cumsum), and row sums, in compact reference
+// arrays.
 //
 // Why: the nondeterministic kernels after full reductions and GEMM are atomic scatter-adds (every output element a sum
 // of the updates that hit it, in whatever order the atomics landed) and scans. Their references have many output
