@@ -248,7 +248,7 @@ BENCHMARK(axis_sum<float, false>)->Args({1'000'000, 10})->Args({10'000, 1'000})-
 BENCHMARK(axis_sum<float, true>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(axis_sum<double, false>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(axis_sum<double, true>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
-BENCHMARK(axis_sum_pieces)->ArgsProduct({{128, 256, 512, 1024}, {32, 128, 255, 256, 1024}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(axis_sum_pieces)->ArgsProduct({{128, 256, 1024}, {32, 63, 64, 128, 256, 1024}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(covers_rows<false>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecond);
 BENCHMARK(covers_rows<true>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecond);
 BENCHMARK(covers_segments)->ArgsProduct({{10'000'000}, {0, 1, 2}, {1'000'000, 10'000'000}})->Unit(benchmark::kMillisecond);

@@ -82,10 +82,10 @@ public:
     ///   r.add(0, std::span<const float>(row));   // row = {0.5f, -0.25f}: exact(0) -> "0.25", count(0) -> 2
     template <floating_format T>
     void add(std::size_t i, std::span<const T> terms);
-    /// Runs of at least this many terms take the superaccumulator's kernel in add(i, terms): per term it is ~3x
-    /// faster than the cell update, but it pays ~0.3 us per run to set up and convert two superaccumulators
-    /// (bench_scatter BM_AxisSumCompact, docs/scatter.md "Axis sums").
-    static constexpr std::size_t kernel_terms = 256;
+    /// Runs of at least this many terms take the superaccumulator's kernel in add(i, terms): per term it is ~8x
+    /// faster than the cell update (~0.6 against ~5 ns), but it pays ~0.2 us per run to clear and read two
+    /// superaccumulators, so the two meet near 50 terms (bench_scatter axis_sum_pieces, docs/scatter.md "Axis sums").
+    static constexpr std::size_t kernel_terms = 64;
     /// Adds the terms a sum reference stands for (exactref::sum, reference.h: s, S, n, the special state) to element
     /// i exactly: the element then answers what a reference of its old terms and part's terms together would. The
     /// cell takes the merged value when it fits (s and S over one exponent within ~125 binades, no Inf or NaN), else

@@ -17,7 +17,7 @@ from exactref._arrays import host_array
 from exactref._reference import Reference
 from exact_oracle import NUMPY_DTYPES, frac, needs_bfloat16
 
-KERNEL = 256  # compact_reference_array::kernel_terms: rows from here on take the superaccumulator kernel
+KERNEL = 64  # compact_reference_array::kernel_terms: rows from here on take the superaccumulator kernel
 ROUNDINGS = ("nearest", "toward_zero", "upward", "downward")
 
 
