@@ -26,6 +26,10 @@ a 10^7 float32 cumsum.
 --batched times a batched er.matmul against the unbatched product with the same output elements and K (issue 12:
 within 2x per output element): (3000, 1, 2) @ (3000, 2, 1) vs (3000, 2) @ (2, 1), (1000, 4, 4) @ (1000, 4, 4) vs
 (4000, 4) @ (4, 4), float32 and float64, each built alone and built then covering np.matmul's result.
+--axis times er.sum(x, axis=1) (compact references, ~56 bytes per row) against the full references it built before
+(one ~2.3 KB reference per row: exactref._core.sum(..., compact=False), the path structure= takes) for 10^6 x 10 and
+10^4 x 10^3 float32 and float64 N(0,1) rows, covers() of np.sum(x, axis=1) over both, and the peak memory per row of
+each (a fresh process each: VmHWM growth).
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
 terms under any_order and levels:fold/4,any (references built with that structure), and 2^18 runs of one sum.
@@ -189,13 +193,17 @@ def covers_cases(rounds):
         print(f"  {label:44s} wall {wall * 1e3:8.2f} ms  {size / wall / 1e6:7.2f} M/s   cpu {size / cpu / 1e6:7.2f} M/s")
 
 
-_PEAK_SNIPPET = """
+# The start of every peak-memory snippet: status(key) in bytes, from /proc/self/status (Linux).
+_STATUS_SNIPPET = """
 import sys, numpy as np, exactref as er
-def status(key):  # bytes, from /proc/self/status (Linux)
+def status(key):
     for line in open("/proc/self/status"):
         if line.startswith(key):
             return int(line.split()[1]) * 1024
     return 0
+"""
+
+_PEAK_SNIPPET = _STATUS_SNIPPET + """
 kind, n, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = np.random.default_rng(1)
 x = rng.standard_normal(n).astype(np.float32)
@@ -207,11 +215,16 @@ print((status("VmHWM:") - base) / r.size)
 """
 
 
-def peak_bytes_per_element(kind, n, m):
+def run_snippet(snippet, *args):
+    """The number a snippet prints, run in a fresh process with args."""
     import subprocess
-    out = subprocess.run([sys.executable, "-c", _PEAK_SNIPPET, kind, str(n), str(m)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "-c", snippet, *map(str, args)], check=True, capture_output=True,
+                         text=True).stdout
     return float(out.strip())
+
+
+def peak_bytes_per_element(kind, n, m):
+    return run_snippet(_PEAK_SNIPPET, kind, n, m)
 
 
 def scatter_cases(rounds, rng):
@@ -259,9 +272,48 @@ def batched_cases(rounds, rng):
                   f"{res['batched + covers'][1] / res['unbatched + covers'][1]:.2f}x")
 
 
+_AXIS_PEAK_SNIPPET = _STATUS_SNIPPET + """
+from exactref import _core
+compact, rows, cols, dtype = sys.argv[1] == "compact", int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+x = np.random.default_rng(1).standard_normal((rows, cols)).astype(dtype)
+open("/proc/self/clear_refs", "w").write("5")  # resets VmHWM to the current RSS
+base = status("VmRSS:")
+r = er.sum(x, axis=1) if compact else er.Reference(_core.sum(x, None, 1, [], 1, False), np.arange(rows))
+print((status("VmHWM:") - base) / rows)
+"""
+
+
+def axis_cases(rounds, rng):
+    from exactref import _core
+
+    def full(x):  # the references er.sum(x, axis=1) built before: one full reference per row
+        return er.Reference(_core.sum(x, None, 1, [], 1, False), np.arange(x.shape[0]))
+
+    for rows, cols in ((10**6, 10), (10**4, 10**3)):
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal((rows, cols)).astype(dtype)
+            name = np.dtype(dtype).name
+            res = interleaved([("full references (before)", lambda: full(x)),
+                               ("er.sum(x, axis=1) compact", lambda: er.sum(x, axis=1, threads=1)),
+                               ("np.sum(x, axis=1)", lambda: np.sum(x, axis=1))], rounds)
+            show(f"axis sums, {name} N(0,1), {rows:,} x {cols:,}", res, "full references (before)")
+            got = np.sum(x, axis=1)
+            refs = {"covers over full references": full(x), "covers over compact": er.sum(x, axis=1)}
+            res = interleaved([(label, (lambda r=r: r.covers(got))) for label, r in refs.items()],
+                              max(3, rounds // 3))
+            for label, (wall, cpu) in res.items():
+                print(f"  {label:36s} {rows / wall / 1e6:8.2f} M elements/s (wall)  {rows / cpu / 1e6:8.2f} (cpu)")
+            assert all(r.covers(got).all() for r in refs.values())
+            del refs
+            print("  peak memory per row (fresh process, VmHWM growth while building): compact "
+                  f"{run_snippet(_AXIS_PEAK_SNIPPET, 'compact', rows, cols, name):7.1f} bytes, full "
+                  f"{run_snippet(_AXIS_PEAK_SNIPPET, 'full', min(rows, 10**5), cols, name):7.1f} bytes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scatter", action="store_true", help="scatter and scan references against numpy")
+    ap.add_argument("--axis", action="store_true", help="axis sums: compact references against full ones")
     ap.add_argument("--covers", action="store_true", help="time Reference.covers over arrays instead")
     ap.add_argument("--batched", action="store_true", help="batched er.matmul vs the unbatched product")
     ap.add_argument("--xsum-wide", action="store_true", help="er.sum vs xsum on wide exponents, 10^3 .. 10^8")
@@ -275,6 +327,9 @@ def main():
         return 0
     if args.batched:
         batched_cases(args.rounds, np.random.default_rng(args.seed))
+        return 0
+    if args.axis:
+        axis_cases(args.rounds, np.random.default_rng(args.seed))
         return 0
     if args.scatter:
         scatter_cases(args.rounds, np.random.default_rng(args.seed))

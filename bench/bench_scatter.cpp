@@ -1,10 +1,11 @@
 // Scatter and scan references (scatter.h) beside what a user runs instead: a binary64 bincount loop
 // (out[id] += w, what np.bincount(ids, weights) does) and a binary64 cumsum loop (np.cumsum), and covers() over a
-// compact array. Counters: bytes_per_element = the reference's memory_bytes() per output element, peak_bytes_per_element
+// compact array; row sums as full references (sum_rows) and as compact cells (sum_rows_compact). Counters: bytes_per_element = the reference's memory_bytes() per output element, peak_bytes_per_element
 // = the process's peak RSS growth while building it (VmHWM after resetting it through /proc/self/clear_refs), per
 // output element.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>  // std::min
 #include <chrono>  // first_call_ms
 #include <cstdint>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "exactref/covers.h"
+#include "exactref/reference.h"
 #include "exactref/scatter.h"
 
 namespace er = exactref;
@@ -162,8 +164,93 @@ void covers_segments(benchmark::State& state) {
     covers_loop(state, results, r, "a correct segment sum was rejected");
 }
 
+// ---- axis sums: row sums of N(0,1) data as full references (sum_rows) and compact cells (sum_rows_compact) ------
+
+template <class T>
+struct row_data {
+    std::vector<T> values;
+    row_data(std::size_t rows, std::size_t cols) : values(rows * cols) {
+        std::mt19937_64 rng(2);
+        std::normal_distribution<double> normal;
+        for (T& x : values) x = static_cast<T>(normal(rng));
+    }
+};
+
+// Builds the references of rows x cols row sums (full: sum_rows; compact: sum_rows_compact) and reports their
+// memory per row (bytes_per_element: what the references hold; peak_bytes_per_element as above).
+template <class T, bool compact>
+void axis_sum(benchmark::State& state) {
+    const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
+    const row_data<T> d(rows, cols);
+    std::size_t bytes = 0, peak = 0;
+    for (auto _ : state) {
+        reset_peak();
+        const std::size_t before = current_rss();
+        if constexpr (compact) {
+            const er::compact_reference_array r = er::sum_rows_compact(std::span<const T>(d.values), rows, cols);
+            bytes = r.memory_bytes();
+            benchmark::DoNotOptimize(r.size());
+        } else {
+            const er::reference_array r = er::sum_rows(std::span<const T>(d.values), rows, cols);
+            bytes = r.elements.capacity() * sizeof(er::reference);
+            benchmark::DoNotOptimize(r.size());
+        }
+        peak = std::max(peak, peak_rss() - std::min(before, peak_rss()));
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+    state.counters["bytes_per_element"] = static_cast<double>(bytes) / static_cast<double>(rows);
+    state.counters["peak_bytes_per_element"] = static_cast<double>(peak) / static_cast<double>(rows);
+    state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(state.iterations() * rows),
+                                                      benchmark::Counter::kIsRate);
+}
+
+// How kernel_terms was chosen: rows of `cols` float32 terms added to their cells as pieces of `piece` terms
+// (compact_reference_array::add: pieces below kernel_terms take the cell update, longer ones the kernel).
+void axis_sum_pieces(benchmark::State& state) {
+    const std::size_t rows = 2000, cols = static_cast<std::size_t>(state.range(0));
+    const auto piece = static_cast<std::size_t>(state.range(1));
+    const row_data<float> d(rows, cols);
+    for (auto _ : state) {
+        er::compact_reference_array r({rows}, er::dtype::float32);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t k = 0; k < cols; k += piece)
+                r.add(i, std::span<const float>(d.values).subspan(i * cols + k, std::min(piece, cols - k)));
+        benchmark::DoNotOptimize(r.size());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+}
+
+// covers() of float32 row sums (a left fold per row) against the compact references and against sum_rows's
+// reference_array, any_order.
+template <bool compact>
+void covers_rows(benchmark::State& state) {
+    const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
+    const row_data<float> d(rows, cols);
+    std::vector<float> results(rows, 0.0f);
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j) results[i] += d.values[i * cols + j];
+    const er::standard model = er::any_order();
+    auto judge = [&](const auto& refs) {
+        for (auto _ : state) {
+            const er::array_verdict v = er::covers(std::span<const float>(results), refs, model);
+            if (!v.covered) state.SkipWithError("a correct row sum was rejected");
+            benchmark::DoNotOptimize(v.violations);
+        }
+    };
+    if constexpr (compact) judge(er::sum_rows_compact(std::span<const float>(d.values), rows, cols));
+    else judge(er::sum_rows(std::span<const float>(d.values), rows, cols));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows));
+}
+
 }  // namespace
 
+BENCHMARK(axis_sum<float, false>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(axis_sum<float, true>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(axis_sum<double, false>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(axis_sum<double, true>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(axis_sum_pieces)->ArgsProduct({{128, 256, 1024}, {32, 63, 64, 128, 256, 1024}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(covers_rows<false>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecond);
+BENCHMARK(covers_rows<true>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecond);
 BENCHMARK(covers_segments)->ArgsProduct({{10'000'000}, {0, 1, 2}, {1'000'000, 10'000'000}})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum<double>)->Args({10'000'000, 1'000})->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);

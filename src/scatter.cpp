@@ -8,6 +8,8 @@
 // superaccumulator pair, rebuilt from the cell exactly (add_scaled), which then takes every later term.
 #include "exactref/scatter.h"
 
+#include "compact_cells.h"  // the entries src/axis_sums.cpp uses (defined at the end)
+
 #include <algorithm>
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
@@ -912,6 +914,165 @@ template <floating_format T>
 compact_reference_array exclusive_scan(std::span<const T> values, const array_shape& shape, int axis) {
     return scan("exclusive_scan", values, shape, axis, false);
 }
+
+// ---- cell entries for src/axis_sums.cpp (src/compact_cells.h) --------------------------------------------------
+
+namespace detail {
+
+template <floating_format T>
+void add_terms_to_cell(compact_reference_array& out, std::size_t i, std::span<const T> terms) {
+    using tr = format_traits<T>;
+    cell& target = out.cells()[i];
+    cell c = target;  // in a local, so the compiler keeps it in registers
+    std::size_t k = 0;
+    if ((c.state & cell_spilled) == 0)
+        for (; k < terms.size(); ++k)
+            if (!try_add(c, tr::to_bits(terms[k]), tr::info)) break;
+    target = c;
+    for (; k < terms.size(); ++k) out.add_bits(i, tr::to_bits(terms[k]));  // spills, or adds to the pair
+}
+
+namespace {
+
+// The finite part of a superaccumulator as ±magnitude·2^exponent, magnitude in little-endian 32-bit words with no
+// zero word at either end (as exactref::dyadic, without the heap): read straight from the chunks when the non-zero
+// ones span at most five (every sum a cell can hold, and more), through to_dyadic otherwise.
+struct finite_part {
+    bool negative = false;
+    int exponent = 0;
+    std::size_t size = 0;  // 0: zero
+    std::array<std::uint32_t, 8> words{};
+    std::vector<std::uint32_t> spilled;  // the words when they are more than 8 (to_dyadic)
+    std::span<const std::uint32_t> magnitude() const noexcept {
+        return spilled.empty() ? std::span<const std::uint32_t>(words.data(), size) : std::span(spilled);
+    }
+};
+
+finite_part finite_part_of(const superaccumulator& acc) {
+    constexpr int max_span = 5;  // chunks: |Σ c_k·2^(32(k-b))| < 2^(63 + 32·4 + 1), inside 256 signed bits
+    const auto& chunks = acc.chunks();
+    int b = 0, t = superaccumulator::chunk_count - 1;
+    while (b <= t && chunks[static_cast<std::size_t>(b)] == 0) ++b;
+    finite_part out;
+    if (b > t) return out;
+    while (chunks[static_cast<std::size_t>(t)] == 0) --t;
+    if (t - b >= max_span) {
+        const dyadic d = acc.to_dyadic();
+        out.negative = d.negative;
+        out.exponent = d.exponent;
+        out.size = d.magnitude.size();
+        if (out.size <= out.words.size()) std::copy(d.magnitude.begin(), d.magnitude.end(), out.words.begin());
+        else out.spilled = d.magnitude;
+        return out;
+    }
+    // v = Σ c_k·2^(32(k-b)) in 256-bit two's complement (four 64-bit limbs), each chunk sign-extended.
+    std::uint64_t v[4] = {0, 0, 0, 0};
+    for (int k = b; k <= t; ++k) {
+        const std::int64_t c = chunks[static_cast<std::size_t>(k)];
+        const int shift = 32 * (k - b), limb = shift / 64, bits = shift % 64;
+        const std::uint64_t extension = c < 0 ? ~std::uint64_t{0} : 0;
+        std::uint64_t add[4] = {0, 0, 0, 0};
+        add[limb] = static_cast<std::uint64_t>(c) << bits;
+        if (limb + 1 < 4)
+            add[limb + 1] = bits == 0 ? extension : static_cast<std::uint64_t>(c >> (64 - bits));
+        for (int l = limb + 2; l < 4; ++l) add[l] = extension;
+        std::uint64_t carry = 0;
+        for (int l = 0; l < 4; ++l) {
+            const std::uint64_t sum = v[l] + add[l];
+            const std::uint64_t c1 = sum < v[l] ? 1 : 0;
+            v[l] = sum + carry;
+            carry = c1 | (v[l] < sum ? 1 : 0);
+        }
+    }
+    if ((v[0] | v[1] | v[2] | v[3]) == 0) return out;  // chunks that cancel (they need not be normalized)
+    out.negative = (v[3] >> 63) != 0;
+    if (out.negative) {  // the magnitude: two's complement negation
+        std::uint64_t carry = 1;
+        for (std::uint64_t& limb : v) {
+            limb = ~limb + carry;
+            carry = (carry != 0 && limb == 0) ? 1 : 0;
+        }
+    }
+    std::array<std::uint32_t, 8> all{};
+    for (int w = 0; w < 8; ++w) all[static_cast<std::size_t>(w)] = static_cast<std::uint32_t>(v[w / 2] >> (32 * (w % 2)));
+    int low = 0, high = 7;
+    while (all[static_cast<std::size_t>(low)] == 0) ++low;  // v != 0
+    while (all[static_cast<std::size_t>(high)] == 0) --high;
+    out.exponent = superaccumulator::lsb_exponent + 32 * (b + low);
+    out.size = static_cast<std::size_t>(high - low + 1);
+    std::copy(all.begin() + low, all.begin() + high + 1, out.words.begin());
+    return out;
+}
+
+// d's magnitude / 2^low as a 128-bit integer; every set bit of d lies in [low, low + 128) (the caller checked).
+u128 magnitude_over(const finite_part& d, int low) noexcept {
+    u128 m = 0;
+    const std::span<const std::uint32_t> words = d.magnitude();
+    for (std::size_t k = 0; k < words.size(); ++k) {
+        const int position = d.exponent + 32 * static_cast<int>(k) - low;  // > -32: only zero bits fall off
+        const u128 word = words[k];
+        m |= position >= 0 ? word << position : word >> -position;
+    }
+    return m;
+}
+int lowest_bit(const finite_part& d) noexcept { return d.exponent + std::countr_zero(d.magnitude().front()); }
+int top_bit_end(const finite_part& d) noexcept {  // one above the highest set bit
+    return d.exponent + 32 * static_cast<int>(d.size - 1) + std::bit_width(d.magnitude().back());
+}
+}  // namespace
+
+// Step 4 of docs/algorithms/compact-reference-array.md: the cell's own pair (rebuild) merged with the new one, then
+// stored back over the lowest set bit of Σt and Σ|t| when Σ|t| stays below 2^126 there (invariant C), else spilled.
+void merge_pair_into_cell(compact_reference_array& out, std::size_t i, superaccumulator& sum,
+                          superaccumulator& abs_sum, std::uint64_t count) {
+    cell& c = out.cells()[i];
+    if (c.state & cell_spilled) {
+        compact_reference_array::spill& sp = out.spills()[c.sum_lo];
+        sp.sum.merge(sum);
+        sp.abs_sum.merge(abs_sum);
+        c.count += count;
+        return;
+    }
+    if (c.count > 0) rebuild(c, sum, abs_sum);  // adds the cell's value, terms and flags to the pair
+    cell merged{};
+    merged.count = c.count + count;
+    if (merged.count > 0) {
+        merged.state |= sum.all_negative_zero() ? 0u : cell_saw_not_negative_zero;
+        merged.state |= sum.all_positive_zero() ? 0u : cell_saw_not_positive_zero;
+    }
+    const bool special = sum.has_nan() || sum.positive_inf_count() > 0 || sum.negative_inf_count() > 0 ||
+                         abs_sum.has_nan() || abs_sum.positive_inf_count() > 0;
+    bool fits = !special;
+    if (fits) {
+        const finite_part s = finite_part_of(sum), a = finite_part_of(abs_sum);
+        if (a.size != 0) {  // else every term was ±0.0 (and Σt = 0): the empty value, flags and count set above
+            const int low = s.size == 0 ? lowest_bit(a) : std::min(lowest_bit(a), lowest_bit(s));
+            fits = top_bit_end(a) - low <= headroom_bits;  // |Σt| <= Σ|t|: Σt fits where Σ|t| does
+            if (fits) {
+                const u128 ms = s.size == 0 ? 0 : magnitude_over(s, low);
+                store(merged, magnitude_over(a, low), s.negative ? -static_cast<i128>(ms) : static_cast<i128>(ms));
+                merged.exponent = low;
+                merged.state |= cell_saw_nonzero;
+            }
+        }
+    }
+    if (!fits) {
+        merged.state |= cell_spilled;
+        out.spills().push_back(compact_reference_array::spill{sum, abs_sum});
+        merged.sum_lo = out.spills().size() - 1;
+    }
+    c = merged;
+}
+
+#define EXACTREF_CELL_ENTRIES(T) \
+    template void add_terms_to_cell<T>(compact_reference_array&, std::size_t, std::span<const T>);
+EXACTREF_CELL_ENTRIES(double)
+EXACTREF_CELL_ENTRIES(float)
+EXACTREF_CELL_ENTRIES(float16)
+EXACTREF_CELL_ENTRIES(bfloat16)
+#undef EXACTREF_CELL_ENTRIES
+
+}  // namespace detail
 
 #define EXACTREF_SCATTER_INDEX(T, I)                                                                                \
     template compact_reference_array segment_sum<T, I>(std::span<const T>, std::span<const I>, std::size_t,         \

@@ -1,5 +1,6 @@
 // exactref/scatter.h — exact references of scatter-adds and scans: segment sums, scatter_add / index_add, np.add.at,
-// weighted bincount, embedding-bag sums, inclusive and exclusive scans (cumsum), in compact reference arrays.
+// weighted bincount, embedding-bag sums, inclusive and exclusive scans (cumsum), and row sums, in compact reference
+// arrays.
 //
 // Why: the nondeterministic kernels after full reductions and GEMM are atomic scatter-adds (every output element a sum
 // of the updates that hit it, in whatever order the atomics landed) and scans. Their references have many output
@@ -72,6 +73,26 @@ public:
         check_format(format_traits<T>::info);
         add_bits(i, format_traits<T>::to_bits(x));
     }
+
+    /// Adds terms[0], terms[1], ... to element i exactly, as add(i, terms[k]) for each k would (the same element
+    /// state), in one call: a run shorter than kernel_terms goes term by term through the cell update of the
+    /// builders; a longer one is summed by the superaccumulator's one-pass kernel (add_sum_and_abs) and the pair
+    /// merged into the cell exactly (merge below). An empty run changes nothing. Throws std::invalid_argument when T
+    /// is not term_format(), std::out_of_range for i >= size(), std::logic_error for a scan's array.
+    ///   r.add(0, std::span<const float>(row));   // row = {0.5f, -0.25f}: exact(0) -> "0.25", count(0) -> 2
+    template <floating_format T>
+    void add(std::size_t i, std::span<const T> terms);
+    /// Runs of at least this many terms take the superaccumulator's kernel in add(i, terms): per term it is ~8x
+    /// faster than the cell update (~0.6 against ~5 ns), but it pays ~0.2 us per run to clear and read two
+    /// superaccumulators, so the two meet near 50 terms (bench_scatter axis_sum_pieces, docs/scatter.md "Axis sums").
+    static constexpr std::size_t kernel_terms = 64;
+    /// Adds the terms a sum reference stands for (exactref::sum, reference.h: s, S, n, the special state) to element
+    /// i exactly: the element then answers what a reference of its old terms and part's terms together would. The
+    /// cell takes the merged value when it fits (s and S over one exponent within ~125 binades, no Inf or NaN), else
+    /// the element spills to the merged pair. part.largest and part.structures are not kept.
+    /// Throws std::invalid_argument when part.term_format is not term_format() or part is a dot product (is_dot),
+    /// std::out_of_range for i >= size(), std::logic_error for a scan's array.
+    void merge(std::size_t i, const reference& part);
 
     /// n_i. Throws std::out_of_range for i >= size() (as every accessor below).
     std::uint64_t count(std::size_t i) const;
@@ -305,6 +326,18 @@ compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t
 /// Scans (np.cumsum, torch.cumsum, CUB/thrust inclusive_scan and exclusive_scan) along `axis` of a rank-1 or rank-2
 /// row-major array: inclusive out[i] = Σ_{k <= i} x[k], exclusive out[i] = Σ_{k < i} x[k] (out[0] has no terms,
 /// +0.0). n_i = i + 1 (inclusive) or i terms. O(n) time, one pass; 48 bytes per element on typical data.
+/// Row sums of a row-major rows x cols matrix (np.sum(x, axis=1), torch.sum(x, dim=1)) into a rank-1 array of `rows`
+/// compact cells: element i = Σ_j data[i·cols + j], n_i = cols terms (zeros, Inf and NaN included, as exactref::sum
+/// counts them). The same references as sum_rows (reference.h) in 48 bytes per row instead of ~2.3 KB, element by
+/// element: exact s_i and S_i, the special state, every rounding (element(i) equals sum_rows's reference except
+/// `largest`, which is not kept). A row whose terms span more than ~125 binades, or that holds Inf or NaN, spills
+/// (spilled()). Rows of at least kernel_terms terms are summed by the superaccumulator's kernel, shorter rows term by
+/// term (compact_reference_array::add). cols = 0 gives `rows` elements with no terms (+0.0); rows = 0 an empty array.
+/// Deterministic; one thread. Throws std::invalid_argument when data.size() != rows * cols.
+///   data {1, 2, 3, 4, 5, 6}, rows 2, cols 3  ->  exact [6, 15], count [3, 3]
+template <floating_format T>
+compact_reference_array sum_rows_compact(std::span<const T> data, std::size_t rows, std::size_t cols);
+
 template <floating_format T>
 compact_reference_array inclusive_scan(std::span<const T> values, const array_shape& shape, int axis = 0);
 template <floating_format T>

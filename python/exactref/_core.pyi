@@ -251,9 +251,9 @@ def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple
     Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not read back the same.
     """
 
-def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int, structures: Sequence[Standard], threads: int) -> ReferenceList:
+def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int, structures: Sequence[Standard], threads: int, compact: bool = True) -> ReferenceList:
     """
-    Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), each with the data bounds of the structured standards `structures`; contiguous blocks on up to `threads` threads (0: EXACTREF_NUM_THREADS, OMP_NUM_THREADS, every core).
+    Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), each with the data bounds of the structured standards `structures`; contiguous blocks on up to `threads` threads (0: EXACTREF_NUM_THREADS, OMP_NUM_THREADS, every core). Without structures and with compact (the default) they are kept in a compact_reference_array (~56 bytes per element), else as full references (~2.3 KB each; tests and benchmarks compare the two).
     """
 
 def sum_contiguous(x: object, threads: int) -> object:

@@ -4,7 +4,9 @@
 // (no copy); a block whose innermost axis is contiguous goes row by row; anything else is gathered into a small
 // fixed buffer (8192 elements) and added buffer by buffer, so memory stays O(1) in the input size. Structured
 // standards (levels:..., reference.h structured_bound) need each block as one span in C order: a contiguous block is
-// passed in place, any other is copied into one buffer of the block's size first.
+// passed in place, any other is copied into one buffer of the block's size first. Without structured standards the
+// references of a sum over axes go into a compact_reference_array (scatter.h, 48 bytes per element) with each
+// element's largest term beside it; with them, one full reference per element (they carry per-element data bounds).
 //
 // Pickling (exactref.Reference.__reduce__) exports every field of each reference, the accumulators as their exact
 // value, counts and flags, the largest term and the structured bounds, and rebuilds them with the accumulator's own
@@ -115,17 +117,18 @@ void add_structures(reference& r, const T* base, const std::int64_t* shape, cons
     for (const standard& m : structures) r.structures.push_back(structured_bound(xs, m));
 }
 
-// Adds the k-dimensional block at `base` (shape, strides in elements) to r.
-template <class T>
-void add_block(reference& r, const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k,
-               std::vector<T>& buffer, unsigned threads) {
+// Passes the k-dimensional block at `base` (shape, strides in elements) to add(span, threads) as runs of its terms in
+// C order: the whole block when it is contiguous, else its rows in place (innermost axis contiguous) or gathered
+// buffers (threads = 1 for those).
+template <class T, class Add>
+void for_each_run(const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k,
+                  std::vector<T>& buffer, unsigned threads, Add&& add) {
     std::size_t count = 1;
     for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
-    r.count += count;
     if (count == 0) return;
     // C-contiguous (axes of length 1 may have any stride): one span, the fast path, no copy.
     if (is_c_contiguous(shape, strides, k)) {
-        add_span(r, std::span<const T>(base, count), threads);
+        add(std::span<const T>(base, count), threads);
         return;
     }
     const bool rows = strides[k - 1] == 1;   // innermost axis contiguous: add row spans in place
@@ -136,11 +139,11 @@ void add_block(reference& r, const T* base, const std::int64_t* shape, const std
     buffer.clear();
     for (;;) {
         if (rows) {
-            add_span(r, std::span<const T>(base + offset, row_length), threads);
+            add(std::span<const T>(base + offset, row_length), threads);
         } else {
             buffer.push_back(base[offset]);
             if (buffer.size() == gather_size) {
-                add_span(r, std::span<const T>(buffer), 1);
+                add(std::span<const T>(buffer), 1u);
                 buffer.clear();
             }
         }
@@ -157,32 +160,18 @@ void add_block(reference& r, const T* base, const std::int64_t* shape, const std
         }
         if (d == 0) break;
     }
-    if (!buffer.empty()) add_span(r, std::span<const T>(buffer), 1);
+    if (!buffer.empty()) add(std::span<const T>(buffer), 1u);
 }
 
-template <class T>
-void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vector<standard>& structures,
-                        unsigned threads, reference_list& out) {
-    const std::size_t ndim = v.shape.size();
-    const std::size_t keep = ndim - reduce;
-    std::size_t outputs = 1;
-    for (std::size_t d = 0; d < keep; ++d) outputs *= static_cast<std::size_t>(v.shape[d]);
-    out.items.assign(outputs, reference{});
-    for (reference& r : out.items) {
-        r.term_format = format_traits<T>::info.id;
-        r.largest = 0;  // as exactref::sum: 0 for no finite term
-    }
-    if (outputs == 0) return;
-    const T* base = reinterpret_cast<const T*>(v.data);
-    std::vector<T> buffer;
+// Calls block(i, offset) for each output element i of x summed over its last `reduce` axes, in C order, with
+// `offset` (in elements) the position of its block.
+template <class Block>
+void for_each_output(const host_view& v, std::size_t reduce, std::size_t outputs, Block&& block) {
+    const std::size_t keep = v.shape.size() - reduce;
     std::vector<std::int64_t> idx(keep, 0);
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < outputs; ++i) {
-        add_block<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer,
-                     threads);
-        add_structures<T>(out.items[i], base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce,
-                          structures);
-        out.items[i].cache_enclosures();  // for covers() over arrays (reference.h)
+        block(i, offset);
         for (std::size_t d = keep; d-- > 0;) {
             if (++idx[d] < v.shape[d]) {
                 offset += v.strides[d];
@@ -194,8 +183,67 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
     }
 }
 
+std::size_t outputs_of(const host_view& v, std::size_t reduce) {
+    std::size_t outputs = 1;
+    for (std::size_t d = 0; d + reduce < v.shape.size(); ++d) outputs *= static_cast<std::size_t>(v.shape[d]);
+    return outputs;
+}
+
+// One full reference per output element (~2.3 KB each), with the data bounds of `structures`.
+template <class T>
+void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vector<standard>& structures,
+                        unsigned threads, reference_list& out) {
+    const std::size_t keep = v.shape.size() - reduce;
+    out.items.assign(outputs_of(v, reduce), reference{});
+    for (reference& r : out.items) {
+        r.term_format = format_traits<T>::info.id;
+        r.largest = 0;  // as exactref::sum: 0 for no finite term
+    }
+    const T* base = reinterpret_cast<const T*>(v.data);
+    std::vector<T> buffer;
+    for_each_output(v, reduce, out.items.size(), [&](std::size_t i, std::int64_t offset) {
+        reference& r = out.items[i];
+        for_each_run(base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer, threads,
+                     [&](std::span<const T> xs, unsigned t) {
+                         r.count += xs.size();
+                         add_span(r, xs, t);
+                     });
+        add_structures<T>(r, base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures);
+        r.cache_enclosures();  // for covers() over arrays (reference.h)
+    });
+}
+
+// The same references in a compact_reference_array (scatter.h: 48 bytes per element, a spill where one needs it)
+// and max|x_i| per element beside it (8 bytes), filled run by run: compact_reference_array::add (the cell update for
+// short runs, the superaccumulator kernel from kernel_terms on), or a run long enough for several threads summed by
+// exactref::sum on them and merged. Each element answers what its full reference would (tests/python/test_sum.py).
+template <class T>
+void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, unsigned threads, reference_list& out) {
+    const std::size_t keep = v.shape.size() - reduce;
+    const std::size_t outputs = outputs_of(v, reduce);
+    compact_reference_array refs({outputs}, format_traits<T>::info.id);
+    std::vector<double> largest(outputs, 0.0);  // as exactref::sum: 0 for no finite term
+    const T* base = reinterpret_cast<const T*>(v.data);
+    std::vector<T> buffer;
+    for_each_output(v, reduce, outputs, [&](std::size_t i, std::int64_t offset) {
+        for_each_run(base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, buffer, threads,
+                     [&](std::span<const T> xs, unsigned t) {
+                         if (detail::chunk_count(xs.size(), t) > 1) {
+                             const reference part = sum(xs, sum_options{t});
+                             refs.merge(i, part);
+                             largest[i] = std::max(largest[i], part.largest);
+                             return;
+                         }
+                         refs.add(i, xs);
+                         largest[i] = std::max(largest[i], largest_magnitude(xs));
+                     });
+    });
+    out.compact = std::make_shared<const compact_reference_array>(std::move(refs));
+    out.largest = std::make_shared<const std::vector<double>>(std::move(largest));
+}
+
 reference_list sum_trailing(const any_array& a, const std::optional<std::string>& as_dtype, std::size_t reduce,
-                            const std::vector<standard>& structures, unsigned threads) {
+                            const std::vector<standard>& structures, unsigned threads, bool compact) {
     const unsigned workers = detail::resolve_threads(threads);  // std::invalid_argument (ValueError) for a bad variable
     const host_view v = view_of(a, as_dtype, "x");
     if (reduce > v.shape.size())
@@ -205,7 +253,11 @@ reference_list sum_trailing(const any_array& a, const std::optional<std::string>
     reference_list out;
     out.term_format = v.type;
     nb::gil_scoped_release release;
-    with_storage(v.type, [&](auto tag) { sum_trailing_typed<decltype(tag)>(v, reduce, structures, workers, out); });
+    with_storage(v.type, [&](auto tag) {
+        using T = decltype(tag);
+        if (compact && structures.empty()) sum_trailing_compact_typed<T>(v, reduce, workers, out);
+        else sum_trailing_typed<T>(v, reduce, structures, workers, out);
+    });
     return out;
 }
 
@@ -268,6 +320,7 @@ const reference& reference_list::get(std::int64_t i, reference& scratch) const {
     const std::size_t k = static_cast<std::size_t>(i);
     if (compact) {
         compact->element(k, scratch);
+        if (largest) scratch.largest = (*largest)[k];
         return scratch;
     }
     if (products.empty()) return items[k];
@@ -282,6 +335,7 @@ const reference& reference_list::get(std::int64_t i, reference& scratch, const s
     if (!compact) return get(i, scratch);
     check(i);
     compact->element(static_cast<std::size_t>(i), model, scratch);
+    if (largest) scratch.largest = (*largest)[static_cast<std::size_t>(i)];
     return scratch;
 }
 
@@ -737,10 +791,12 @@ void bind_references(nb::module_& m) {
           "read back the same.");
 
     m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"), nb::arg("structures"),
-          nb::arg("threads"),
+          nb::arg("threads"), nb::arg("compact") = true,
           "Internal: exact references of x summed over its last `reduce` axes (one per remaining element, C order), "
           "each with the data bounds of the structured standards `structures`; contiguous blocks on up to `threads` "
-          "threads (0: EXACTREF_NUM_THREADS, OMP_NUM_THREADS, every core).");
+          "threads (0: EXACTREF_NUM_THREADS, OMP_NUM_THREADS, every core). Without structures and with compact "
+          "(the default) they are kept in a compact_reference_array (~56 bytes per element), else as full "
+          "references (~2.3 KB each; tests and benchmarks compare the two).");
     m.def("sum_contiguous", &sum_contiguous, nb::arg("x"), nb::arg("threads"),
           "Internal: the exact reference of a whole C-contiguous native float64/32/16 array read in place, or None "
           "for any other input (er.sum's fast path).");

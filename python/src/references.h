@@ -27,12 +27,16 @@ namespace nb = nanobind;
 /// row-major as a whole (a batch of small products shares one, whose rows stack the batch: exact_matmul_batched). Scatter-adds and scans (scatter.cpp) keep a
 /// compact_reference_array (48 bytes per element, scatter.h): flat index i is its element i; covers() judges it with
 /// the array's own filter and nearest() rounds its cells directly, so only the per-element detail queries (exact,
-/// bound, verdict, ratios, pickling) build an element's reference.
+/// bound, verdict, ratios, pickling) build an element's reference. Sums over axes without structured standards keep
+/// a compact_reference_array too, with each element's largest term beside it (references.cpp).
 struct reference_list {
     std::vector<reference> items;
     std::vector<std::shared_ptr<const product_reference>> products;
     std::size_t block = 0;
     std::shared_ptr<const compact_reference_array> compact;
+    /// Axis sums (er.sum without structure=) only: max|x_i| over the finite terms of each compact element, which the
+    /// cells do not keep, so that every reference an axis sum gives out has its `largest` (Verdict.sensitivity).
+    std::shared_ptr<const std::vector<double>> largest;
     dtype term_format = dtype::float64;
     bool is_dot = false;
 

@@ -1,0 +1,32 @@
+// src/compact_cells.h — the cell operations of src/scatter.cpp that src/axis_sums.cpp builds on. Internal.
+//
+// scatter.cpp owns the compact cell (its invariant, the flag bits, the inlined cell update); these entries let
+// another source file add terms to a cell and merge a superaccumulator pair into one without knowing its layout
+// (docs/algorithms/compact-reference-array.md, Steps 1-4).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "exactref/accumulator.h"
+#include "exactref/format.h"
+#include "exactref/scatter.h"
+
+namespace exactref::detail {
+
+/// Adds terms to element i of `out` one by one with the builders' cell update (Step 1), spilling where the cell
+/// cannot take a term (Step 3); the same state as out.add(i, terms[k]) for each k. Preconditions: i < out.size(), T
+/// is out.term_format(), out is not a scan.
+template <floating_format T>
+void add_terms_to_cell(compact_reference_array& out, std::size_t i, std::span<const T> terms);
+
+/// Element i of `out` becomes its state plus the pair (sum, abs_sum) over `count` terms, exactly (Step 4): a compact
+/// cell when the merged Σt and Σ|t| fit one (no Inf or NaN, Σ|t| < 2^126 over the lowest set bit of both), else
+/// a spill holding the merged pair. sum and abs_sum are consumed (left holding the merged pair, or anything), so no
+/// ~2.2 KB copy is made. Preconditions as add_terms_to_cell; sum and abs_sum hold the same terms (Σt and Σ|t|, as
+/// add_sum_and_abs gives them), count of them.
+void merge_pair_into_cell(compact_reference_array& out, std::size_t i, superaccumulator& sum,
+                          superaccumulator& abs_sum, std::uint64_t count);
+
+}  // namespace exactref::detail
