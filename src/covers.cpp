@@ -1024,13 +1024,29 @@ public:
             return true;
         }
         const double e_hi = detail::next_up(up), e_lo = detail::next_down(std::max({0.0, -d1, -d2}));
+        // Step K4a: a covered element whose ratio enclosure stays below the worst-candidate floor needs no ratio.
+        if (covered && e_hi <= detail::next_down(below_floor_ * b.lo)) {
+            ratio_lo = ratio_hi = below_floor;
+            return true;
+        }
         ratio_hi = b.lo > 0 ? detail::next_up(e_hi / b.lo) : inf;
         if (b.hi > 0) ratio_lo = detail::next_down(e_lo / b.hi);
         else ratio_lo = e_lo > 0 ? inf : 0;
         return true;
     }
 
+    // Step K4a: the floor of the worst candidates among all elements (worst_candidates::side::floor) when a block
+    // starts. A covered element with e_hi <= next_down(RN(f2·b_lo)), f2 = next_down(next_down(floor)), has
+    // e_hi / b_lo <= f2 (L1: next_down(RN(x)) <= x for x >= 0), so its ratio_hi = next_up(RN(e_hi / b_lo)) <=
+    // next_up(f2) < floor, and ratio_lo <= ratio_hi: it cannot raise the floor nor be a candidate, now or later
+    // (the floor only rises). decide_fast then reports the ratio enclosure [below_floor, below_floor].
+    static constexpr double below_floor = -1;
+    void set_floor(double floor) noexcept {
+        below_floor_ = floor > 0 ? detail::next_down(detail::next_down(floor)) : 0;  // 0: every e_hi > 0 is kept
+    }
+
 private:
+    double below_floor_ = 0;  // f2 of Step K4a
     bool facts_by_rounding(std::size_t i, filter_reference& out) {
         const compact_reference_array::filter_facts f = reader_.facts(i);
         if (!f.usable) return false;
@@ -1181,30 +1197,50 @@ private:
     // structure_depth(model, n) for n > 0. The depth is non-decreasing in n (Step K2: each level's item count,
     // group count and largest group are), so counts a <= b of one depth d give every count between them depth d:
     // the counts [run_lo_, run_hi_] seen (or probed) to share run_depth_ are answered without evaluating. A scan
-    // asks for n, n + 1, ...: on a miss, counts ahead are probed with doubling steps while the depth stays, so a run
-    // of m equal depths costs O(log m) evaluations.
+    // asks for n, n + 1, ...: when a run starts, the counts ahead are probed (the last run's length first, then
+    // steps 1, 2, 4, ...) while the depth stays, and a probe one past the run's end, which has another depth, is
+    // kept as the next run's start: a scan's run of m counts costs about two evaluations (O(log m) at worst).
     std::uint64_t depth_of(std::uint64_t n) {
         if (one_level_any_) return n - 1;
         if (have_run_ && run_lo_ <= n && n <= run_hi_) return run_depth_;
-        const std::uint64_t d = structure_depth(model_, n);
+        const std::uint64_t d = have_next_ && n == next_count_ ? next_depth_ : structure_depth(model_, n);
+        bool fresh = false;
         if (have_run_ && d == run_depth_) {
             run_lo_ = std::min(run_lo_, n);
             run_hi_ = std::max(run_hi_, n);
         } else {
-            have_run_ = true;
+            const std::uint64_t last_length = have_run_ ? run_hi_ - run_lo_ + 1 : 1;
+            have_run_ = fresh = true;
             run_lo_ = run_hi_ = n;
             run_depth_ = d;
+            if (last_length > 2) probe(last_length - 1);  // the new run as long as the last one
         }
-        if (n == run_hi_)
-            for (std::uint64_t step = 1; step <= max_probe_step && run_hi_ + step <= exact_in_binary64; step *= 2) {
-                if (structure_depth(model_, run_hi_ + step) != run_depth_) break;
-                run_hi_ += step;
-            }
+        if (fresh || n == run_hi_)
+            for (std::uint64_t step = 1; step <= max_probe_step; step *= 2)
+                if (!probe(step)) break;
         return d;
     }
+    // Extends the run to run_hi_ + step when that count has the run's depth; a count just past the run that has
+    // another depth is remembered as the next run's start.
+    bool probe(std::uint64_t step) {
+        const std::uint64_t at = run_hi_ + step;
+        if (at > exact_in_binary64) return false;
+        const std::uint64_t d = structure_depth(model_, at);
+        if (d != run_depth_) {
+            if (step == 1) {
+                have_next_ = true;
+                next_count_ = at;
+                next_depth_ = d;
+            }
+            return false;
+        }
+        run_hi_ = at;
+        return true;
+    }
     static constexpr std::uint64_t max_probe_step = std::uint64_t{1} << 16;
-    bool have_run_ = false;
+    bool have_run_ = false, have_next_ = false;
     std::uint64_t run_lo_ = 0, run_hi_ = 0, run_depth_ = 0;
+    std::uint64_t next_count_ = 0, next_depth_ = 0;  // a probed count past the run: its depth, evaluated
     recent_count depth_slot_;  // the factor of run_depth_ (when factor_depth_ is it)
     bool have_depth_factor_ = false, depth_has_factor_ = false;
     std::uint64_t factor_depth_ = 0;
@@ -1356,6 +1392,7 @@ worst_candidates judge_compact(std::span<const T> results, const standard& model
     std::unique_ptr<reference> scratch;
     for (std::size_t base = 0; base < results.size(); base += block) {
         const std::size_t count = std::min(block, results.size() - base);
+        decider.set_floor(w.all.floor);  // Step K4a: covered elements below it skip their ratio
         decide_compact_block(results.subspan(base, count), base, model, true, decider, d, scratch);
         for (std::size_t k = 0; k < count; ++k) w.add(base + k, d.covered[k] != 0, d.ratio_lo[k], d.ratio_hi[k]);
     }

@@ -319,8 +319,19 @@ standard parse_standard(std::string_view text) {
 
 namespace {
 
+[[noreturn, gnu::cold, gnu::noinline]] void throw_empty_group(const standard& model, std::size_t i,
+                                                              std::uint64_t items) {
+    const level& l = model.levels[i];
+    throw std::invalid_argument(
+        "standard '" + model.name() + "': level " + std::to_string(i + 1) + " asks for " + std::to_string(l.size) +
+        " groups of " + std::to_string(items) + " items, so a group would be empty: give at most " +
+        std::to_string(items) + " (" + std::string(order_name(l.order)) +
+        (l.groups == level_groups::chunks ? "/" : "%") + std::to_string(items) +
+        " describes the same kernel: an idle thread adds nothing)");
+}
+
 // Level i's shape when it receives `items` items (level_shapes, structure_depth). Throws as level_shapes documents.
-level_shape shape_of_level(const standard& model, std::size_t i, std::uint64_t items) {
+inline level_shape shape_of_level(const standard& model, std::size_t i, std::uint64_t items) {
     const level& l = model.levels[i];
     level_shape sh;
     sh.items = items;
@@ -335,13 +346,7 @@ level_shape shape_of_level(const standard& model, std::size_t i, std::uint64_t i
             break;
         case level_groups::chunks:
         case level_groups::interleaved: {
-            if (model.structured && l.size > items)
-                throw std::invalid_argument(
-                    "standard '" + model.name() + "': level " + std::to_string(i + 1) + " asks for " +
-                    std::to_string(l.size) + " groups of " + std::to_string(items) + " items, so a group would be "
-                    "empty: give at most " + std::to_string(items) + " (" + std::string(order_name(l.order)) +
-                    (l.groups == level_groups::chunks ? "/" : "%") + std::to_string(items) +
-                    " describes the same kernel: an idle thread adds nothing)");
+            if (model.structured && l.size > items) throw_empty_group(model, i, items);
             sh.groups = std::min(l.size, items);
             sh.largest = sh.groups == 0 ? 0 : items / sh.groups + (items % sh.groups != 0 ? 1 : 0);
             break;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstdlib>  // std::abs
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -269,6 +270,57 @@ TEST(CoversCompact, LongScansOfNarrowFormatsReachEveryFactorRegime) {
             if (results == &wrong) EXPECT_GT(violations, 0u);
             if (results == &wrong && std::string(text) == "directed:any_order")
                 EXPECT_LT(violations, n) << "elements without a finite factor cover every finite result";
+        }
+    }
+}
+
+TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
+    // Past the first block of 4096 elements, covered elements whose ratio stays below the worst-candidate floor skip
+    // their ratio (Step K4a): the worst element and the message must still be those of the reference_array path.
+    // Results move by up to 3 ulps from RN(s) while covered, so many ratios lie close together; one late element
+    // moves as far as the bound allows.
+    // Segment sums of ~4 terms have ratios of one distribution, so the worst may lie in any block; a scan's fall
+    // with n.
+    const std::size_t n = 3 * 4096 + 100;
+    std::mt19937_64 rng(41);
+    const std::vector<float> x =
+        typed<float>(oracle::random_terms(er::binary32_info, 4 * n, oracle::term_mix::clustered, rng));
+    std::vector<std::int64_t> ids(4 * n);
+    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % n);
+    const er::compact_reference_array segments =
+        er::segment_sum(std::span<const float>(x), std::span<const std::int64_t>(ids), n);
+    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x).first(n), {n});
+    for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order"})
+    for (const er::compact_reference_array* judged : {&segments, &scan}) {
+        SCOPED_TRACE(std::string(text) + (judged == &scan ? " scan" : " segments"));
+        const er::compact_reference_array& refs = *judged;
+        const er::standard model = er::parse_standard(text);
+        er::reference_array full;
+        full.rows = n;
+        full.cols = 1;
+        for (std::size_t i = 0; i < n; ++i) full.elements.push_back(refs.element(i, model));
+        for (std::size_t late : {std::size_t{0}, n - 50, std::size_t{2 * 4096 + 7}}) {
+            // Covered results only (a violation would make the worst a violation and the floor irrelevant): a move
+            // the exact path rejects is replaced by RN(s); element `late` moves as far as it stays covered.
+            std::vector<float> results(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                const er::reference& element = full.elements[i];
+                const int steps = i == late && late > 0 ? 64 : static_cast<int>(rng() % 7) - 3;
+                float r = refs.nearest<float>(i);
+                for (int k = 0; k < std::abs(steps); ++k) {
+                    const float next = std::nextafter(r, steps > 0 ? INFINITY : -INFINITY);
+                    if (!er::covers(next, element, model).covered) break;
+                    r = next;
+                }
+                results[i] = r;
+            }
+            const er::array_verdict a = er::covers(std::span<const float>(results), refs, model);
+            const er::array_verdict b = er::covers(std::span<const float>(results), full, model);
+            ASSERT_EQ(a.covered, b.covered) << "late " << late;
+            ASSERT_EQ(a.violations, b.violations) << "late " << late;
+            ASSERT_EQ(a.first_violations, b.first_violations) << "late " << late;
+            ASSERT_EQ(a.worst_index, b.worst_index) << "late " << late;
+            ASSERT_EQ(a.message(), b.message()) << "late " << late;
         }
     }
 }
