@@ -9,6 +9,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstring>  // std::memcpy: results read from raw storage
 #include <limits>
 #include <memory>
 #include <optional>
@@ -930,6 +931,7 @@ public:
             // A structure that cannot describe 0 items says so here; its empty elements take the general path.
             try {
                 zero_has_factor_ = gamma_enclosure(one_level_any ? 0 : structure_depth(model, 0), zero_factor_);
+                if (zero_has_factor_ && model.directed) zero_saturation_w_ = saturation_limit(zero_factor_.hi);
             } catch (const std::invalid_argument&) {
                 zero_has_factor_ = false;
             }
@@ -979,7 +981,7 @@ public:
         const summary& e = summaries_[i];
         if (e.word & summary::unusable) return false;
         const std::uint64_t n = e.word & summary::count_mask;
-        double f_lo, f_hi;
+        double f_lo, f_hi, saturation_w = 0;
         if (plain_any_) {
             if (n > exact_in_binary64) return false;
             f_lo = f_hi = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // exact
@@ -987,17 +989,14 @@ public:
             if (!zero_has_factor_) return false;
             f_lo = zero_factor_.lo;
             f_hi = zero_factor_.hi;
+            saturation_w = zero_saturation_w_;
         } else {
             if (n > exact_in_binary64) return false;
-            recent_count& slot = recent_[n % recent_.size()];
-            if (slot.count != n) {
-                const std::uint64_t depth = one_level_any_ ? n - 1 : structure_depth(model_, n);
-                slot.count = n;
-                slot.has_factor = gamma_enclosure(depth, slot.factor);
-            }
-            if (!slot.has_factor) return false;
+            const recent_count& slot = factor_of(n);
+            if (!slot.has_factor) return unbounded(e, covered, ratio_lo, ratio_hi);
             f_lo = slot.factor.lo;
             f_hi = slot.factor.hi;
+            saturation_w = slot.saturation_w;
         }
         const double s_lo = e.s_lo, s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
         const double w_lo = e.w_lo, w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
@@ -1007,15 +1006,10 @@ public:
         const detail::nonnegative_interval b = detail::nonnegative_interval{f_lo, f_hi} *
                                                detail::nonnegative_interval{w_lo, w_hi};
         if (!(b.hi < inf)) return false;
-        if (model_.directed) {  // as fill_bounds: no partial sum can reach the saturation threshold
-            const detail::nonnegative_interval grow = point(1) + detail::nonnegative_interval{f_lo, f_hi};
-            const detail::nonnegative_interval w{w_lo, w_hi};
-            const detail::nonnegative_interval positive = (w + point(std::max(s_hi, 0.0))) * point(0.5);
-            const detail::nonnegative_interval negative = (w + point(std::max(-s_lo, 0.0))) * point(0.5);
-            const double threshold = filter_.threshold_lo();
-            if (!((grow * positive + point(0)).hi <= threshold && (grow * negative + point(0)).hi <= threshold))
-                return false;
-        }
+        // Step K3b, directed rounding: no partial sum can reach the saturation threshold. The quantity fill_bounds
+        // encloses, (1 + factor)·P with P <= (S + |s|)/2 <= S <= w_hi the sum of the terms of one sign, is at most
+        // w_hi·g <= threshold_lo when w_hi <= saturation_w (saturation_limit). Others take fill_bounds's own test.
+        if (model_.directed && !(w_hi <= saturation_w)) return false;
         // Step F2.
         const double covered_below = detail::next_down(b.lo), violated_above = detail::next_up(b.hi);
         const double d1 = r - s_lo, d2 = s_hi - r;
@@ -1030,13 +1024,29 @@ public:
             return true;
         }
         const double e_hi = detail::next_up(up), e_lo = detail::next_down(std::max({0.0, -d1, -d2}));
+        // Step K4a: a covered element whose ratio enclosure stays below the worst-candidate floor needs no ratio.
+        if (covered && e_hi <= detail::next_down(below_floor_ * b.lo)) {
+            ratio_lo = ratio_hi = below_floor;
+            return true;
+        }
         ratio_hi = b.lo > 0 ? detail::next_up(e_hi / b.lo) : inf;
         if (b.hi > 0) ratio_lo = detail::next_down(e_lo / b.hi);
         else ratio_lo = e_lo > 0 ? inf : 0;
         return true;
     }
 
+    // Step K4a: the floor of the worst candidates among all elements (worst_candidates::side::floor) when a block
+    // starts. A covered element with e_hi <= next_down(RN(f2·b_lo)), f2 = next_down(next_down(floor)), has
+    // e_hi / b_lo <= f2 (L1: next_down(RN(x)) <= x for x >= 0), so its ratio_hi = next_up(RN(e_hi / b_lo)) <=
+    // next_up(f2) < floor, and ratio_lo <= ratio_hi: it cannot raise the floor nor be a candidate, now or later
+    // (the floor only rises). decide_fast then reports the ratio enclosure [below_floor, below_floor].
+    static constexpr double below_floor = -1;
+    void set_floor(double floor) noexcept {
+        below_floor_ = floor > 0 ? detail::next_down(detail::next_down(floor)) : 0;  // 0: every e_hi > 0 is kept
+    }
+
 private:
+    double below_floor_ = 0;  // f2 of Step K4a
     bool facts_by_rounding(std::size_t i, filter_reference& out) {
         const compact_reference_array::filter_facts f = reader_.facts(i);
         if (!f.usable) return false;
@@ -1097,17 +1107,12 @@ private:
         // enclosed in closed form (gamma_enclosure), remembered per n in a small direct-mapped table (segment sums
         // repeat a few counts; a scan's counts are all distinct and take the closed form each time).
         if (!model_.ftz && n > 0 && n <= exact_in_binary64) {
-            recent_count& slot = recent_[n % recent_.size()];
-            if (slot.count != n) {
-                const std::uint64_t depth = one_level_any_ ? n - 1 : structure_depth(model_, n);
-                slot.count = n;
-                slot.has_factor = gamma_enclosure(depth, slot.factor);
-            }
+            const recent_count& slot = factor_of(n);
             filter_.set_flat(slot.has_factor, slot.factor, point(0));
             return;
         }
         std::uint64_t key = n;
-        if (!model_.ftz && n > 0) key = one_level_any_ ? n - 1 : structure_depth(model_, n);
+        if (!model_.ftz && n > 0) key = depth_of(n);
         if (model_.ftz || n == 0) key = n | (std::uint64_t{1} << 63);  // keyed by n itself
         auto found = flat_.find(key);
         if (found == flat_.end()) {
@@ -1136,7 +1141,111 @@ private:
         std::uint64_t count = 0;  // 0: empty (n = 0 never takes the table)
         bool has_factor = false;
         detail::nonnegative_interval factor;
+        double saturation_w = 0;  // directed: Step K3b
     };
+
+    // Step K2: γ_depth's enclosure for an element of 0 < n <= 2^53 terms (no ftz), remembered per n in a small
+    // direct-mapped table (segment sums repeat a few counts) and per depth (a scan's counts are all distinct, but
+    // runs of them share one depth).
+    const recent_count& factor_of(std::uint64_t n) {
+        if (have_run_ && run_lo_ <= n && n <= run_hi_ && have_depth_factor_ && run_depth_ == factor_depth_) {
+            depth_slot_.count = n;  // a scan's next count, inside the current run of one depth: no table
+            return depth_slot_;
+        }
+        recent_count& slot = recent_[n % recent_.size()];
+        if (slot.count == n) return slot;
+        const std::uint64_t depth = depth_of(n);
+        if (!have_depth_factor_ || depth != factor_depth_) {
+            have_depth_factor_ = true;
+            factor_depth_ = depth;
+            depth_has_factor_ = gamma_enclosure(depth, depth_factor_);
+            depth_saturation_w_ = depth_has_factor_ && model_.directed ? saturation_limit(depth_factor_.hi) : 0;
+            depth_slot_ = {n, depth_has_factor_, depth_factor_, depth_saturation_w_};
+        }
+        slot.count = n;
+        slot.has_factor = depth_has_factor_;
+        slot.factor = depth_factor_;
+        slot.saturation_w = depth_saturation_w_;
+        return slot;
+    }
+
+    // Step K3b: a W below which no partial sum of a directed standard reaches threshold_lo, for a factor whose
+    // upper end is f_hi: g = next_up(RN(1 + f_hi)) >= 1 + f_hi and next_down(RN(threshold_lo / g)) <= threshold_lo / g
+    // (L1), so W <= that gives (1 + factor)·W <= g·W <= threshold_lo.
+    // For f_hi <= 1, g <= 2 and threshold_lo / 4 (exact: a power-of-two scaling of a normal double) is below
+    // threshold_lo / g, without a division.
+    double saturation_limit(double f_hi) const {
+        if (f_hi <= 1) return filter_.threshold_lo() * 0.25;
+        const double g = detail::next_up(1 + f_hi);
+        return detail::next_down(filter_.threshold_lo() / g);
+    }
+
+    // An element without a finite factor (k·u >= 1) and no data bound: fill_bounds makes it unbounded, every
+    // finite result covered with ratio 0, once its enclosures are finite.
+    static bool unbounded(const compact_reference_array::filter_summary& e, std::uint8_t& covered, double& ratio_lo,
+                          double& ratio_hi) noexcept {
+        using summary = compact_reference_array::filter_summary;
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        const double s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
+        const double w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
+        if (!(std::fabs(e.s_lo) < inf && std::fabs(s_hi) < inf && w_hi < inf && e.w_lo >= 0)) return false;
+        covered = 1;
+        ratio_lo = ratio_hi = 0;
+        return true;
+    }
+
+    // structure_depth(model, n) for n > 0. The depth is non-decreasing in n (Step K2: each level's item count,
+    // group count and largest group are), so counts a <= b of one depth d give every count between them depth d:
+    // the counts [run_lo_, run_hi_] seen (or probed) to share run_depth_ are answered without evaluating. A scan
+    // asks for n, n + 1, ...: when a run starts, the counts ahead are probed (the last run's length first, then
+    // steps 1, 2, 4, ...) while the depth stays, and a probe one past the run's end, which has another depth, is
+    // kept as the next run's start: a scan's run of m counts costs about two evaluations (O(log m) at worst).
+    std::uint64_t depth_of(std::uint64_t n) {
+        if (one_level_any_) return n - 1;
+        if (have_run_ && run_lo_ <= n && n <= run_hi_) return run_depth_;
+        const std::uint64_t d = have_next_ && n == next_count_ ? next_depth_ : structure_depth(model_, n);
+        bool fresh = false;
+        if (have_run_ && d == run_depth_) {
+            run_lo_ = std::min(run_lo_, n);
+            run_hi_ = std::max(run_hi_, n);
+        } else {
+            const std::uint64_t last_length = have_run_ ? run_hi_ - run_lo_ + 1 : 1;
+            have_run_ = fresh = true;
+            run_lo_ = run_hi_ = n;
+            run_depth_ = d;
+            if (last_length > 2) probe(last_length - 1);  // the new run as long as the last one
+        }
+        if (fresh || n == run_hi_)
+            for (std::uint64_t step = 1; step <= max_probe_step; step *= 2)
+                if (!probe(step)) break;
+        return d;
+    }
+    // Extends the run to run_hi_ + step when that count has the run's depth; a count just past the run that has
+    // another depth is remembered as the next run's start.
+    bool probe(std::uint64_t step) {
+        const std::uint64_t at = run_hi_ + step;
+        if (at > exact_in_binary64) return false;
+        const std::uint64_t d = structure_depth(model_, at);
+        if (d != run_depth_) {
+            if (step == 1) {
+                have_next_ = true;
+                next_count_ = at;
+                next_depth_ = d;
+            }
+            return false;
+        }
+        run_hi_ = at;
+        return true;
+    }
+    static constexpr std::uint64_t max_probe_step = std::uint64_t{1} << 16;
+    bool have_run_ = false, have_next_ = false;
+    std::uint64_t run_lo_ = 0, run_hi_ = 0, run_depth_ = 0;
+    std::uint64_t next_count_ = 0, next_depth_ = 0;  // a probed count past the run: its depth, evaluated
+    recent_count depth_slot_;  // the factor of run_depth_ (when factor_depth_ is it)
+    bool have_depth_factor_ = false, depth_has_factor_ = false;
+    std::uint64_t factor_depth_ = 0;
+    detail::nonnegative_interval depth_factor_;
+    double depth_saturation_w_ = 0, zero_saturation_w_ = 0;  // Step K3b
     std::array<recent_count, 1024> recent_{};
     double gamma_unit_ = 0;  // u of acc, doubled for directed rounding (compute_flat)
     bool fast_ = false;      // decide_fast applies: kept summaries, a bound standard, no mixed, no ftz
@@ -1166,12 +1275,11 @@ private:
 // Elements base .. base + out.covered.size() - 1 (at most): out's slot k holds element base + k's decision. The
 // caller holds a detail::default_fp_environment.
 template <class T>
-void decide_compact_block(std::span<const T> results, std::size_t base, std::size_t count, const standard& model,
-                          bool ratios, compact_decider& decider, array_decisions& out,
-                          std::unique_ptr<reference>& scratch) {
+void decide_compact_block(std::span<const T> block, std::size_t base, const standard& model, bool ratios,
+                          compact_decider& decider, array_decisions& out, std::unique_ptr<reference>& scratch) {
     using tr = format_traits<T>;
     const format_info& f = tr::info;
-    const std::span<const T> block = results.subspan(base, count);
+    const std::size_t count = block.size();
     filter_reference facts;
     using bits_t = typename tr::bits_type;
     const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
@@ -1199,21 +1307,40 @@ void decide_compact_block(std::span<const T> results, std::size_t base, std::siz
     }
 }
 
-// Every element's decision (covers_flags).
-template <class T>
-array_decisions decide_compact(std::span<const T> results, const compact_reference_array& refs,
-                               const standard& model, compact_decider& decider) {
-    const std::size_t n = results.size();
-    if (refs.size() != n)
-        throw std::invalid_argument("covers: " + std::to_string(n) + " results for " + std::to_string(refs.size()) +
-                                    " references: pass one result per reference element (row-major)");
-    array_decisions out;
-    out.covered.assign(n, 0);
+// Every element's decision (covers_flags), block by block: load(base, count, values) writes the results of elements
+// base .. base + count - 1 into values, so no copy of all the results is made.
+template <class T, class Load>
+void decide_compact_flags(std::size_t n, const compact_reference_array& refs, const standard& model, Load&& load,
+                          std::span<std::uint8_t> covered) {
+    if (refs.size() != n || covered.size() != n)
+        throw std::invalid_argument("covers_flags: " + std::to_string(n) + " results, " +
+                                    std::to_string(refs.size()) + " references and " +
+                                    std::to_string(covered.size()) + " flags: pass one of each per element");
+    constexpr std::size_t block = 4096;  // the block's results and decisions stay in the first-level caches
+    compact_decider decider(refs, model, format_traits<T>::info);
+    array_decisions d;
+    d.covered.assign(std::min(block, n), 0);
+    std::vector<T> values(std::min(block, n));
     const detail::default_fp_environment environment;
     std::unique_ptr<reference> scratch;
-    decide_compact_block(results, 0, n, model, false, decider, out, scratch);
-    exact_path_elements.fetch_add(out.exact_path, std::memory_order_relaxed);
-    return out;
+    for (std::size_t base = 0; base < n; base += block) {
+        const std::size_t count = std::min(block, n - base);
+        load(base, count, values.data());
+        decide_compact_block(std::span<const T>(values.data(), count), base, model, false, decider, d, scratch);
+        std::copy_n(d.covered.begin(), count, covered.begin() + static_cast<std::ptrdiff_t>(base));
+    }
+    exact_path_elements.fetch_add(d.exact_path, std::memory_order_relaxed);
+}
+
+// One instantiation per result format: run(T{}) with T the format's value type.
+template <class Run>
+void for_format(const format_info& format, Run&& run) {
+    switch (format.id) {
+        case dtype::float64: return run(double{});
+        case dtype::float32: return run(float{});
+        case dtype::float16: return run(float16{});
+        case dtype::bfloat16: return run(bfloat16{});
+    }
 }
 
 // What covers_compact needs of the decisions, gathered block by block instead of kept per element (10^7 ratio
@@ -1265,7 +1392,8 @@ worst_candidates judge_compact(std::span<const T> results, const standard& model
     std::unique_ptr<reference> scratch;
     for (std::size_t base = 0; base < results.size(); base += block) {
         const std::size_t count = std::min(block, results.size() - base);
-        decide_compact_block(results, base, count, model, true, decider, d, scratch);
+        decider.set_floor(w.all.floor);  // Step K4a: covered elements below it skip their ratio
+        decide_compact_block(results.subspan(base, count), base, model, true, decider, d, scratch);
         for (std::size_t k = 0; k < count; ++k) w.add(base + k, d.covered[k] != 0, d.ratio_lo[k], d.ratio_hi[k]);
     }
     w.exact_path = d.exact_path;
@@ -1327,7 +1455,7 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
         throw std::invalid_argument("covers_flags: " + std::to_string(bits.size()) + " results, " +
                                     std::to_string(refs.size()) + " references and " +
                                     std::to_string(covered.size()) + " flags: pass one of each per element");
-    auto run = [&](auto tag) {
+    for_format(format, [&](auto tag) {
         using T = decltype(tag);
         using tr = format_traits<T>;
         std::vector<T> values(bits.size());
@@ -1336,37 +1464,35 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
         auto ref_at = [&](std::size_t i) -> const reference& { return *refs[i]; };
         const array_decisions d = decide_array(std::span<const T>(values), ref_at, false, model, false);
         std::copy(d.covered.begin(), d.covered.end(), covered.begin());
-    };
-    switch (format.id) {
-        case dtype::float64: return run(double{});
-        case dtype::float32: return run(float{});
-        case dtype::float16: return run(float16{});
-        case dtype::bfloat16: return run(bfloat16{});
-    }
+    });
 }
 
 void covers_flags(const format_info& format, std::span<const std::uint64_t> bits, const compact_reference_array& refs,
                   const standard& model, std::span<std::uint8_t> covered) {
-    if (bits.size() != refs.size() || bits.size() != covered.size())
-        throw std::invalid_argument("covers_flags: " + std::to_string(bits.size()) + " results, " +
-                                    std::to_string(refs.size()) + " references and " +
-                                    std::to_string(covered.size()) + " flags: pass one of each per element");
-    auto run = [&](auto tag) {
+    for_format(format, [&](auto tag) {
         using T = decltype(tag);
         using tr = format_traits<T>;
-        std::vector<T> values(bits.size());
-        for (std::size_t i = 0; i < bits.size(); ++i)
-            values[i] = tr::from_bits(static_cast<typename tr::bits_type>(bits[i]));
-        compact_decider decider(refs, model, format);
-        const array_decisions d = decide_compact(std::span<const T>(values), refs, model, decider);
-        std::copy(d.covered.begin(), d.covered.end(), covered.begin());
-    };
-    switch (format.id) {
-        case dtype::float64: return run(double{});
-        case dtype::float32: return run(float{});
-        case dtype::float16: return run(float16{});
-        case dtype::bfloat16: return run(bfloat16{});
-    }
+        decide_compact_flags<T>(bits.size(), refs, model, [&](std::size_t base, std::size_t count, T* values) {
+            for (std::size_t k = 0; k < count; ++k)
+                values[k] = tr::from_bits(static_cast<typename tr::bits_type>(bits[base + k]));
+        }, covered);
+    });
+}
+
+void covers_flags(const format_info& format, std::span<const std::byte> results, const compact_reference_array& refs,
+                  const standard& model, std::span<std::uint8_t> covered) {
+    const std::size_t width = static_cast<std::size_t>(format.storage_bits / 8);
+    if (results.size() % width != 0)
+        throw std::invalid_argument("covers_flags: " + std::to_string(results.size()) + " bytes of results are not " +
+                                    "whole " + std::string(format.name) + " values");
+    for_format(format, [&](auto tag) {
+        using T = decltype(tag);
+        static_assert(sizeof(T) * 8 == format_traits<T>::info.storage_bits, "values are their storage");
+        decide_compact_flags<T>(results.size() / width, refs, model,
+                                [&](std::size_t base, std::size_t count, T* values) {
+                                    std::memcpy(values, results.data() + base * sizeof(T), count * sizeof(T));
+                                }, covered);
+    });
 }
 
 std::uint64_t covers_exact_path_count() noexcept { return exact_path_elements.load(std::memory_order_relaxed); }

@@ -317,54 +317,72 @@ standard parse_standard(std::string_view text) {
     return is_ftz ? ftz(out) : out;
 }
 
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_empty_group(const standard& model, std::size_t i,
+                                                              std::uint64_t items) {
+    const level& l = model.levels[i];
+    throw std::invalid_argument(
+        "standard '" + model.name() + "': level " + std::to_string(i + 1) + " asks for " + std::to_string(l.size) +
+        " groups of " + std::to_string(items) + " items, so a group would be empty: give at most " +
+        std::to_string(items) + " (" + std::string(order_name(l.order)) +
+        (l.groups == level_groups::chunks ? "/" : "%") + std::to_string(items) +
+        " describes the same kernel: an idle thread adds nothing)");
+}
+
+// Level i's shape when it receives `items` items (level_shapes, structure_depth). Throws as level_shapes documents.
+inline level_shape shape_of_level(const standard& model, std::size_t i, std::uint64_t items) {
+    const level& l = model.levels[i];
+    level_shape sh;
+    sh.items = items;
+    switch (l.groups) {
+        case level_groups::rest:
+            sh.groups = items == 0 ? 0 : 1;
+            sh.largest = items;
+            break;
+        case level_groups::consecutive:
+            sh.groups = items / l.size + (items % l.size != 0 ? 1 : 0);
+            sh.largest = std::min(items, l.size);
+            break;
+        case level_groups::chunks:
+        case level_groups::interleaved: {
+            if (model.structured && l.size > items) throw_empty_group(model, i, items);
+            sh.groups = std::min(l.size, items);
+            sh.largest = sh.groups == 0 ? 0 : items / sh.groups + (items % sh.groups != 0 ? 1 : 0);
+            break;
+        }
+    }
+    return sh;
+}
+
+}  // namespace
+
 std::vector<level_shape> level_shapes(const standard& model, std::uint64_t leaves) {
     std::vector<level_shape> shapes;
     std::uint64_t items = leaves;
     for (std::size_t i = 0; i < model.levels.size(); ++i) {
-        const level& l = model.levels[i];
-        level_shape sh;
-        sh.items = items;
-        switch (l.groups) {
-            case level_groups::rest:
-                sh.groups = items == 0 ? 0 : 1;
-                sh.largest = items;
-                break;
-            case level_groups::consecutive:
-                sh.groups = items / l.size + (items % l.size != 0 ? 1 : 0);
-                sh.largest = std::min(items, l.size);
-                break;
-            case level_groups::chunks:
-            case level_groups::interleaved: {
-                if (model.structured && l.size > items)
-                    throw std::invalid_argument(
-                        "standard '" + model.name() + "': level " + std::to_string(i + 1) + " asks for " +
-                        std::to_string(l.size) + " groups of " + std::to_string(items) + " items, so a group would be "
-                        "empty: give at most " + std::to_string(items) + " (" + std::string(order_name(l.order)) +
-                        (l.groups == level_groups::chunks ? "/" : "%") + std::to_string(items) +
-                        " describes the same kernel: an idle thread adds nothing)");
-                sh.groups = std::min(l.size, items);
-                sh.largest = sh.groups == 0 ? 0 : items / sh.groups + (items % sh.groups != 0 ? 1 : 0);
-                break;
-            }
-        }
+        const level_shape sh = shape_of_level(model, i, items);
         shapes.push_back(sh);
         items = sh.groups;
     }
     return shapes;
 }
 
+// Level by level without building the shapes (covers() over a scan asks for every n from 1 to the scan's length).
 std::uint64_t structure_depth(const standard& model, std::uint64_t leaves) {
     std::uint64_t depth = 0;
-    const std::vector<level_shape> shapes = level_shapes(model, leaves);
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::uint64_t items = leaves;
+    for (std::size_t i = 0; i < model.levels.size(); ++i) {
         const level& l = model.levels[i];
-        const std::uint64_t c = shapes[i].largest;
+        const level_shape sh = shape_of_level(model, i, items);
+        const std::uint64_t c = sh.largest;
         std::uint64_t d = 0;
         if (c > 0) {
             if (l.order == level_order::tree) d = l.height ? *l.height : ceil_log2(c);
             else d = c - 1;
         }
         depth = saturating_add(depth, d);
+        items = sh.groups;
     }
     return depth;
 }

@@ -63,11 +63,13 @@ class Reference:
     (multiprocessing, pytest-xdist).
     """
 
-    __slots__ = ("_refs", "_index")
+    __slots__ = ("_refs", "_index", "_whole")
 
-    def __init__(self, refs: Any, index: np.ndarray) -> None:
+    def __init__(self, refs: Any, index: np.ndarray, whole: bool = False) -> None:
         self._refs = refs
         self._index = index
+        # index is np.arange(len(refs)) reshaped: every element once, in order (covers() then needs no index array)
+        self._whole = whole
 
     # ---- shape and indexing ------------------------------------------------------------------------------------------
 
@@ -204,6 +206,11 @@ class Reference:
         return make_standard(standard, result_dtype=result_dtype, **params)
 
     def _pair(self, result: Any, dtype: Any = None) -> Tuple[Tuple[int, ...], np.ndarray, np.ndarray, str]:
+        shape, flat, name = self._results(result, dtype)
+        index = np.ascontiguousarray(np.broadcast_to(self._index, shape), dtype=np.int64).ravel()
+        return shape, index, flat, name
+
+    def _results(self, result: Any, dtype: Any = None) -> Tuple[Tuple[int, ...], np.ndarray, str]:
         res, name = host_array(result, "result")
         if dtype is not None:
             target = dtype_name(dtype, "dtype")
@@ -215,9 +222,8 @@ class Reference:
                                      f"dtype= names the format the results were computed in and never rounds them")
                 res, name = host_array(converted, "result")
         shape = results_shape(res.shape, self.shape)
-        index = np.ascontiguousarray(np.broadcast_to(self._index, shape), dtype=np.int64).ravel()
         flat = np.ascontiguousarray(np.broadcast_to(res, shape)).ravel()
-        return shape, index, flat, name
+        return shape, flat, name
 
     def covers(self, result: Any, standard: Any = "any_order", *, dtype: Any = None, **params: Any) -> np.ndarray:
         """Is each result within the error model `standard` of its exact reference? Decided in exact arithmetic.
@@ -254,6 +260,11 @@ class Reference:
         >>> r.covers(er.asarray(run), standard="any_order").all()
         True
         """
+        if self._whole and self._refs.is_compact:  # every element in order: runs of results, read in place
+            shape, flat, name = self._results(result, dtype)
+            model = self._standard(standard, params, name)
+            covered = self._refs.covers_whole(flat, "bfloat16" if name == "bfloat16" else None, model)
+            return covered.view(np.bool_).reshape(shape)
         shape, index, flat, name = self._pair(result, dtype)
         model = self._standard(standard, params, name)
         covered = self._refs.covers(index, flat, "bfloat16" if name == "bfloat16" else None, model)

@@ -111,7 +111,7 @@ def _onto(fn: str, initial: Any, dim: Any, index: Any, updates: Any,
 
 
 def _reference(refs: Any, shape: Tuple[int, ...]) -> Reference:
-    return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape(shape))
+    return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape(shape), whole=True)
 
 
 def segment_sum(values: Any, segment_ids: Any, num_segments: Optional[int] = None,

@@ -386,6 +386,29 @@ void check_lengths(const index_array& index, const results_view& r) {
         throw nb::value_error("internal: index and results differ in length");
 }
 
+
+// covers() of a compact reference array over runs of results in element order (a whole-array Reference: r.shape,
+// or a stack of runs), read in place when they are contiguous: no index, no copy of the results.
+void covers_compact_runs(const compact_reference_array& refs, const host_view& results, const format_info& format,
+                         const standard& model, std::vector<std::uint8_t>& covered) {
+    const std::size_t n = results.size(), run = refs.size();
+    if (n == 0) return;
+    if (run == 0 || n % run != 0) throw nb::value_error("internal: results are not whole runs of the references");
+    const std::span<std::uint8_t> out(covered);
+    const std::size_t width = static_cast<std::size_t>(format.storage_bits / 8);
+    if (results.strides.empty() || results.strides[0] == 1) {
+        const std::span<const std::byte> all(results.data, n * width);
+        for (std::size_t start = 0; start < n; start += run)
+            detail::covers_flags(format, all.subspan(start * width, run * width), refs, model, out.subspan(start, run));
+        return;
+    }
+    std::vector<std::uint64_t> bits(run);
+    for (std::size_t start = 0; start < n; start += run) {
+        for (std::size_t k = 0; k < run; ++k) bits[k] = bits_at(results, start + k);
+        detail::covers_flags(format, bits, refs, model, out.subspan(start, run));
+    }
+}
+
 // True when index is 0, 1, ..., size - 1, repeated (one run per element, or a stack of runs).
 bool is_tiled_identity(const index_array& index, std::size_t size) {
     const std::size_t n = index.shape(0);
@@ -402,20 +425,26 @@ void covers_compact(const compact_reference_array& refs, const index_array& inde
                     const format_info& format, const standard& model, std::vector<std::uint8_t>& covered) {
     const std::size_t n = index.shape(0);
     if (n == 0) return;
+    if (is_tiled_identity(index, refs.size())) return covers_compact_runs(refs, results, format, model, covered);
     std::vector<std::uint64_t> bits(n);
     for (std::size_t k = 0; k < n; ++k) bits[k] = bits_at(results, k);
-    const std::span<const std::uint64_t> all(bits);
-    const std::span<std::uint8_t> out(covered);
-    if (is_tiled_identity(index, refs.size())) {
-        const std::size_t run = refs.size();
-        for (std::size_t start = 0; start < n; start += run)
-            detail::covers_flags(format, all.subspan(start, run), refs, model, out.subspan(start, run));
-        return;
-    }
     std::vector<std::size_t> positions(n);
     for (std::size_t k = 0; k < n; ++k) positions[k] = static_cast<std::size_t>(index(k));
     const compact_reference_array picked = refs.gather(positions);
-    detail::covers_flags(format, all, picked, model, out);
+    detail::covers_flags(format, bits, picked, model, std::span<std::uint8_t>(covered));
+}
+
+// covers() of a whole compact Reference (Python's Reference over every element in order): runs of results, no index.
+nb::object covers_whole(const reference_list& refs, const any_array& results, const std::optional<std::string>& as_dtype,
+                        const standard& model) {
+    if (!refs.compact) throw nb::value_error("internal: covers_whole takes a compact reference list");
+    const results_view r = results_of(results, as_dtype);
+    std::vector<std::uint8_t> covered(r.view.size());
+    {
+        nb::gil_scoped_release release;
+        covers_compact_runs(*refs.compact, r.view, *r.format, model, covered);
+    }
+    return numpy_from(std::move(covered));
 }
 
 nb::object covers_detail(const reference_list& refs, const index_array& index, const any_array& results,
@@ -742,6 +771,8 @@ void bind_references(nb::module_& m) {
                 const std::optional<std::string>& as_dtype, const standard& model) {
                  return covers_detail(l, index, results, as_dtype, model, false);
              }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
+        .def_prop_ro("is_compact", [](const reference_list& l) { return l.compact != nullptr; })
+        .def("covers_whole", &covers_whole, nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def("covers_detail",
              [](const reference_list& l, const index_array& index, const any_array& results,
                 const std::optional<std::string>& as_dtype, const standard& model) {

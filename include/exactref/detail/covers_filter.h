@@ -3,6 +3,7 @@
 // decided (docs/algorithms/covers-filter.md). Not part of the public API.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -22,6 +23,12 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
 
 /// The same for the elements of a compact reference array (scatter.h): covered[i] for bits[i] against element i.
 void covers_flags(const format_info& format, std::span<const std::uint64_t> bits, const compact_reference_array& refs,
+                  const standard& model, std::span<std::uint8_t> covered);
+
+/// The same over results held in their own storage (raw bytes of `format` values, e.g. a numpy buffer), one per
+/// element of refs, read block by block in place: no copy of the results is made. Throws std::invalid_argument when
+/// results.size() is not refs.size() values of format or covered.size() differs from refs.size().
+void covers_flags(const format_info& format, std::span<const std::byte> results, const compact_reference_array& refs,
                   const standard& model, std::span<std::uint8_t> covered);
 
 /// Elements of covers() over arrays (and covers_flags) whose verdict the exact path decided, since the process

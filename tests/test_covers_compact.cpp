@@ -1,0 +1,376 @@
+// covers() over compact reference arrays (scans and segment sums) under structured and directed standards: the fused
+// filter (docs/algorithms/covers-filter.md, Steps K1-K4) against the exact path element by element, results planted
+// on the bound and one ulp either side, the closed-form factor's regimes (finite γ <= 1, γ > 1, no finite factor),
+// and the lemma behind the kept depth runs (structure_depth is non-decreasing in n).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdlib>  // std::abs
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <tuple>  // std::tie
+#include <vector>
+
+#include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"
+#include "exactref/scatter.h"
+#include "exactref/standard.h"
+#include "oracle.h"
+
+namespace er = exactref;
+namespace oracle = exactref::oracle;
+
+namespace {
+
+// Structured and directed standards whose bound is γ_depth·S over a compact element (levels:fold:8,any is the one
+// the benchmarks use; tree:4 gives long runs of one depth; directed doubles u).
+const char* const structured_and_directed[] = {"levels:fold:8,any", "directed:levels:fold:8,any",
+                                                "levels:fold:8,tree:4,any", "directed:any_order", "any_order"};
+
+template <class T>
+std::vector<T> typed(const std::vector<std::uint64_t>& bits) {
+    using tr = er::format_traits<T>;
+    std::vector<T> out;
+    for (std::uint64_t b : bits) out.push_back(tr::from_bits(static_cast<typename tr::bits_type>(b)));
+    return out;
+}
+
+template <class T>
+double value_of(T x) {
+    using tr = er::format_traits<T>;
+    return er::to_double_exact(tr::info, tr::to_bits(x));
+}
+
+template <class T>
+T rounded(double x) {
+    using tr = er::format_traits<T>;
+    return tr::from_bits(
+        static_cast<typename tr::bits_type>(er::round_double_to(tr::info, x, er::rounding::to_nearest_even)));
+}
+
+// Result sets for every element: RN(s); s ± B rounded and the values one ulp either side of them (in T); a mix
+// with NaN, ±Inf, ±0.0 and 2s.
+template <class T>
+std::vector<std::vector<T>> planted_results(const er::compact_reference_array& refs, const er::standard& model,
+                                            std::uint64_t seed) {
+    using tr = er::format_traits<T>;
+    const std::size_t n = refs.size();
+    std::vector<std::vector<T>> sets(8, std::vector<T>(n));
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < n; ++i) {
+        const er::reference r = refs.element(i, model);
+        const double s = r.nearest<double>(), b = er::bound(r, model, tr::info);
+        const T up = rounded<T>(s + b), down = rounded<T>(s - b);
+        sets[0][i] = rounded<T>(s);
+        sets[1][i] = up;
+        sets[2][i] = down;
+        // One ulp of T either side of the rounded s ± B, stepped in T's own encoding.
+        auto step = [](T x, bool toward_plus) {
+            const auto bits = tr::to_bits(x);
+            const bool negative = std::signbit(value_of(x));
+            const bool away = toward_plus != negative;  // magnitude grows
+            if (!away && (bits & ~(typename tr::bits_type{1} << (tr::info.storage_bits - 1))) == 0) return x;
+            return tr::from_bits(static_cast<typename tr::bits_type>(away ? bits + 1 : bits - 1));
+        };
+        sets[3][i] = step(up, true);
+        sets[4][i] = step(down, false);
+        sets[5][i] = step(up, false);
+        sets[6][i] = step(down, true);
+        const double pick[] = {s, s + b, s - b, NAN, INFINITY, -INFINITY, -0.0, 0.0, 2 * s, -s};
+        sets[7][i] = rounded<T>(pick[rng() % 10]);
+    }
+    return sets;
+}
+
+// Every result set judged three ways (array covers, both covers_flags overloads) against the exact decision of each
+// element's own reference: the same verdicts, the same first violations, and the same worst element and message as
+// covers over the elements as full references (the reference_array path).
+template <class T>
+void check_against_the_exact_path(const er::compact_reference_array& refs, const char* what, std::uint64_t seed) {
+    using tr = er::format_traits<T>;
+    for (const char* text : structured_and_directed) {
+        SCOPED_TRACE(std::string(what) + " " + std::string(tr::info.name) + " " + text + " seed " + std::to_string(seed));
+        const er::standard model = er::parse_standard(text);
+        er::reference_array full;  // the elements as covers judges them under model (a structure's flat bound)
+        full.rows = refs.size();
+        full.cols = 1;
+        for (std::size_t i = 0; i < refs.size(); ++i) full.elements.push_back(refs.element(i, model));
+        for (const std::vector<T>& results : planted_results<T>(refs, model, seed)) {
+            std::vector<std::uint8_t> expected(results.size());
+            std::vector<std::size_t> first;
+            std::size_t violations = 0;
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                expected[i] = er::covers(results[i], refs.element(i, model), model).covered;
+                if (expected[i]) continue;
+                ++violations;
+                if (first.size() < 8) first.push_back(i);
+            }
+            const er::array_verdict v = er::covers(std::span<const T>(results), refs, model);
+            ASSERT_EQ(v.violations, violations);
+            ASSERT_EQ(v.first_violations, first);
+            const er::array_verdict w = er::covers(std::span<const T>(results), full, model);
+            ASSERT_EQ(v.worst_index, w.worst_index);
+            ASSERT_EQ(v.message(), w.message());
+            std::vector<std::uint64_t> bits;
+            for (T x : results) bits.push_back(tr::to_bits(x));
+            std::vector<std::uint8_t> by_bits(results.size()), in_place(results.size());
+            er::detail::covers_flags(tr::info, bits, refs, model, by_bits);
+            er::detail::covers_flags(tr::info, std::as_bytes(std::span<const T>(results)), refs, model, in_place);
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                ASSERT_EQ(by_bits[i] != 0, expected[i] != 0) << "element " << i << " (covers_flags, bits)";
+                ASSERT_EQ(in_place[i] != 0, expected[i] != 0) << "element " << i << " (covers_flags, in place)";
+            }
+        }
+    }
+}
+
+template <class T>
+void check_scans(oracle::term_mix mix, std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::vector<T> x = typed<T>(oracle::random_terms(er::format_traits<T>::info, n, mix, rng));
+    const er::compact_reference_array refs = er::inclusive_scan(std::span<const T>(x), {n});
+    check_against_the_exact_path<T>(refs, oracle::to_string(mix), seed);
+}
+
+template <class T>
+void check_segments(oracle::term_mix mix, std::size_t n, std::size_t segments, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::vector<T> x = typed<T>(oracle::random_terms(er::format_traits<T>::info, n, mix, rng));
+    // Counts 0, 1, 2 and a few large segments: ids drawn from a skewed distribution, some segments left empty.
+    std::vector<std::int64_t> ids(n);
+    for (auto& id : ids) {
+        const std::uint64_t r = rng();
+        id = static_cast<std::int64_t>(r % 4 == 0 ? r % 3 : (r >> 8) % segments);
+    }
+    const er::compact_reference_array refs =
+        er::segment_sum(std::span<const T>(x), std::span<const std::int64_t>(ids), segments + 5);
+    check_against_the_exact_path<T>(refs, oracle::to_string(mix), seed);
+}
+
+TEST(CoversCompact, ScansAgreeWithTheExactPath) {
+    // bfloat16 and float16 reach the regimes of the factor within a few hundred terms: γ <= 1, γ > 1 (directed
+    // 2u·k > 1/2) and no finite factor (k·2u >= 1: unbounded, every finite result covered).
+    for (oracle::term_mix mix : {oracle::term_mix::clustered, oracle::term_mix::cancelling, oracle::term_mix::specials}) {
+        check_scans<double>(mix, 400, 1);
+        check_scans<float>(mix, 400, 2);
+        check_scans<er::float16>(mix, 600, 3);  // directed: γ > 1 past 512 terms
+        check_scans<er::bfloat16>(mix, 300, 4);
+    }
+    check_scans<double>(oracle::term_mix::full_range, 300, 5);  // spills: values beyond binary64's sums
+    check_scans<double>(oracle::term_mix::subnormal, 300, 6);
+}
+
+TEST(CoversCompact, SegmentSumsAgreeWithTheExactPath) {
+    for (oracle::term_mix mix : {oracle::term_mix::clustered, oracle::term_mix::cancelling, oracle::term_mix::specials,
+                                 oracle::term_mix::ties}) {
+        check_segments<double>(mix, 1500, 200, 11);
+        check_segments<float>(mix, 1500, 200, 12);
+        check_segments<er::bfloat16>(mix, 1500, 15, 13);  // segments of ~75 to ~375 terms
+    }
+}
+
+// Planted on the bound with s = 0 exactly: the terms come in cancelling pairs {c, -c}, so a scan's even prefixes and
+// every segment sum to 0 and s_lo = s_hi = 0. Any double between RD(B) and RU(B) (er::bound's double is one) lies
+// in the filter's enclosure [b_lo, b_hi] of B: it is neither below next_down(b_lo) nor above next_up(b_hi), so the
+// filter must defer ±bound to the exact path (Step F2), which decides it; one ulp either side is judged too.
+template <class Build>
+void check_planted_on_zero_sums(const char* what, Build&& build) {
+    SCOPED_TRACE(what);
+    const er::compact_reference_array refs = build();
+    for (const char* text : structured_and_directed) {
+        SCOPED_TRACE(text);
+        const er::standard model = er::parse_standard(text);
+        std::vector<std::vector<double>> sets(6, std::vector<double>(refs.size()));
+        std::size_t deferred = 0;
+        for (std::size_t i = 0; i < refs.size(); ++i) {
+            const er::reference r = refs.element(i, model);
+            const double s = r.nearest<double>(), b = er::bound(r, model, er::binary64_info);
+            const bool planted = s == 0 && b > 0 && std::isfinite(b);
+            deferred += planted ? 2 : 0;
+            const double up = s + b, down = s - b;
+            sets[0][i] = up;
+            sets[1][i] = down;
+            sets[2][i] = std::nextafter(up, INFINITY);
+            sets[3][i] = std::nextafter(up, -INFINITY);
+            sets[4][i] = std::nextafter(down, INFINITY);
+            sets[5][i] = std::nextafter(down, -INFINITY);
+        }
+        ASSERT_GT(deferred, 0u) << "no element sums to 0 with a finite bound";
+        std::uint64_t decided_exactly = 0;
+        for (std::size_t set = 0; set < sets.size(); ++set) {
+            const std::vector<double>& results = sets[set];
+            std::size_t violations = 0;
+            for (std::size_t i = 0; i < results.size(); ++i)
+                violations += er::covers(results[i], refs.element(i, model), model).covered ? 0 : 1;
+            const std::uint64_t before = er::detail::covers_exact_path_count();
+            const er::array_verdict v = er::covers(std::span<const double>(results), refs, model);
+            if (set < 2) decided_exactly += er::detail::covers_exact_path_count() - before;
+            EXPECT_EQ(v.violations, violations) << "set " << set;
+            if (set == 2 || set == 5) EXPECT_GT(v.violations, 0u) << "one ulp beyond the bound, set " << set;
+        }
+        EXPECT_GE(decided_exactly, deferred) << "results on the bound of a zero sum must go to the exact path";
+    }
+}
+
+TEST(CoversCompact, PlantedOnTheBoundTheExactPathDecides) {
+    // Pairs {c, -c} with c = 2^e·(1 + j/8): S = 2·Σ|c| is exact, s is 0 after every pair.
+    std::mt19937_64 rng(21);
+    std::vector<double> pairs;
+    for (std::size_t k = 0; k < 1200; ++k) {
+        const double c = std::ldexp(1.0 + static_cast<double>(rng() % 8) / 8, static_cast<int>(rng() % 40) - 20);
+        pairs.push_back(c);
+        pairs.push_back(-c);
+    }
+    check_planted_on_zero_sums("scan", [&] { return er::inclusive_scan(std::span<const double>(pairs), {pairs.size()}); });
+    check_planted_on_zero_sums("segment sums", [&] {
+        // Segment k takes pairs until it holds 2·(k % 7) terms (counts 0, 2, ..., 12) and the rest go to the last
+        // segment, a large one.
+        std::vector<std::int64_t> ids(pairs.size());
+        std::size_t at = 0;
+        const std::int64_t segments = 150;
+        for (std::int64_t k = 0; k + 1 < segments; ++k)
+            for (int j = 0; j < 2 * (k % 7) && at < ids.size(); ++j) ids[at++] = k;
+        for (; at < ids.size(); ++at) ids[at] = segments - 1;
+        return er::segment_sum(std::span<const double>(pairs), std::span<const std::int64_t>(ids), segments);
+    });
+}
+
+TEST(CoversCompact, LongScansOfNarrowFormatsReachEveryFactorRegime) {
+    // A bfloat16 scan of 2^10 terms: directed:any_order's factor γ_{n-1} with 2u = 2^-7 is <= 1 for n <= 65,
+    // above 1 up to n = 128 and has no finite value after; honest left-fold prefixes are covered throughout and
+    // a result moved by many ulps is rejected while a finite factor exists.
+    const std::size_t n = 1024;
+    std::mt19937_64 rng(31);
+    std::vector<er::bfloat16> x(n);
+    std::vector<er::bfloat16> prefix(n);
+    float running = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = rounded<er::bfloat16>(static_cast<double>(rng() % 64) / 16 - 1.5);
+        running = static_cast<float>(value_of(rounded<er::bfloat16>(static_cast<double>(running) + value_of(x[i]))));
+        prefix[i] = rounded<er::bfloat16>(running);
+    }
+    const er::compact_reference_array refs = er::inclusive_scan(std::span<const er::bfloat16>(x), {n});
+    for (const char* text : {"directed:any_order", "any_order", "directed:levels:fold:8,any", "levels:fold:8,any"}) {
+        SCOPED_TRACE(text);
+        const er::standard model = er::parse_standard(text);
+        const bool flat = model.levels.size() == 1;  // the left fold is an order any_order allows
+        std::vector<er::bfloat16> wrong = prefix;
+        for (std::size_t i = 0; i < n; ++i) wrong[i] = rounded<er::bfloat16>(value_of(prefix[i]) + 1000);
+        for (const std::vector<er::bfloat16>* results : {&prefix, &wrong}) {
+            const er::array_verdict v = er::covers(std::span<const er::bfloat16>(*results), refs, model);
+            std::size_t violations = 0;
+            for (std::size_t i = 0; i < n; ++i)
+                violations += er::covers((*results)[i], refs.element(i, model), model).covered ? 0 : 1;
+            EXPECT_EQ(v.violations, violations);
+            if (flat && results == &prefix) EXPECT_TRUE(v.covered) << v.message();
+            if (results == &wrong) EXPECT_GT(violations, 0u);
+            if (results == &wrong && std::string(text) == "directed:any_order")
+                EXPECT_LT(violations, n) << "elements without a finite factor cover every finite result";
+        }
+    }
+}
+
+TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
+    // Past the first block of 4096 elements, covered elements whose ratio stays below the worst-candidate floor skip
+    // their ratio (Step K4a): the worst element and the message must still be those of the reference_array path.
+    // Results move by up to 3 ulps from RN(s) while covered, so many ratios lie close together; one late element
+    // moves as far as the bound allows.
+    // Segment sums of ~4 terms have ratios of one distribution, so the worst may lie in any block; a scan's fall
+    // with n.
+    const std::size_t n = 3 * 4096 + 100;
+    std::mt19937_64 rng(41);
+    const std::vector<float> x =
+        typed<float>(oracle::random_terms(er::binary32_info, 4 * n, oracle::term_mix::clustered, rng));
+    std::vector<std::int64_t> ids(4 * n);
+    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % n);
+    const er::compact_reference_array segments =
+        er::segment_sum(std::span<const float>(x), std::span<const std::int64_t>(ids), n);
+    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x).first(n), {n});
+    for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order"})
+    for (const er::compact_reference_array* judged : {&segments, &scan}) {
+        SCOPED_TRACE(std::string(text) + (judged == &scan ? " scan" : " segments"));
+        const er::compact_reference_array& refs = *judged;
+        const er::standard model = er::parse_standard(text);
+        er::reference_array full;
+        full.rows = n;
+        full.cols = 1;
+        for (std::size_t i = 0; i < n; ++i) full.elements.push_back(refs.element(i, model));
+        for (std::size_t late : {std::size_t{0}, n - 50, std::size_t{2 * 4096 + 7}}) {
+            // Covered results only (a violation would make the worst a violation and the floor irrelevant): a move
+            // the exact path rejects is replaced by RN(s); element `late` moves as far as it stays covered.
+            std::vector<float> results(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                const er::reference& element = full.elements[i];
+                const int steps = i == late && late > 0 ? 64 : static_cast<int>(rng() % 7) - 3;
+                float r = refs.nearest<float>(i);
+                for (int k = 0; k < std::abs(steps); ++k) {
+                    const float next = std::nextafter(r, steps > 0 ? INFINITY : -INFINITY);
+                    if (!er::covers(next, element, model).covered) break;
+                    r = next;
+                }
+                results[i] = r;
+            }
+            const er::array_verdict a = er::covers(std::span<const float>(results), refs, model);
+            const er::array_verdict b = er::covers(std::span<const float>(results), full, model);
+            EXPECT_TRUE(a.covered) << a.message();
+            // All covered: the worst is the largest exact ratio, and the message names it with its numbers.
+            ASSERT_EQ(std::tie(a.covered, a.violations, a.worst_index), std::tie(b.covered, b.violations, b.worst_index))
+                << "late " << late;
+            ASSERT_EQ(a.message(), b.message()) << "late " << late;
+        }
+    }
+}
+
+TEST(CoversCompact, StructureDepthIsNonDecreasingAndMatchesTheLevelShapes) {
+    // The lemma behind the decider's depth runs (Step K2): depth(a) = depth(b) and a <= n <= b give depth(n) the
+    // same value, because structure_depth is non-decreasing in n. Checked against a depth recomputed from
+    // level_shapes, for every n up to 5000 and at powers of two far beyond.
+    for (const char* text : {"levels:fold:8,any", "levels:fold:8,tree:4,any", "levels:fold/4,any",
+                             "levels:fold%16,tree:8,any", "levels:tree:256,fold:3,any", "levels:fold/8,tree"}) {
+        SCOPED_TRACE(text);
+        const er::standard model = er::parse_standard(text);
+        auto from_shapes = [&](std::uint64_t n) {
+            const std::vector<er::level_shape> shapes = er::level_shapes(model, n);
+            std::uint64_t depth = 0;
+            for (std::size_t i = 0; i < shapes.size(); ++i) {
+                const std::uint64_t c = shapes[i].largest;
+                if (c == 0) continue;
+                const er::level& l = model.levels[i];
+                if (l.order == er::level_order::tree) depth += l.height ? *l.height : std::bit_width(c - 1);
+                else depth += c - 1;
+            }
+            return depth;
+        };
+        std::uint64_t last = 0;
+        std::uint64_t first = 1;
+        while (true) {  // chunked and interleaved levels refuse counts below their group count
+            try {
+                (void)er::structure_depth(model, first);
+                break;
+            } catch (const std::invalid_argument&) {
+                ++first;
+            }
+        }
+        for (std::uint64_t n = first; n <= 5000; ++n) {
+            const std::uint64_t d = er::structure_depth(model, n);
+            ASSERT_EQ(d, from_shapes(n)) << "n = " << n;
+            ASSERT_GE(d, last) << "n = " << n;
+            last = d;
+        }
+        for (int e = 13; e < 62; ++e) {
+            const std::uint64_t n = std::uint64_t{1} << e;
+            const std::uint64_t d = er::structure_depth(model, n);
+            ASSERT_EQ(d, from_shapes(n)) << "n = 2^" << e;
+            ASSERT_GE(d, last) << "n = 2^" << e;
+            ASSERT_LE(er::structure_depth(model, n - 1), d);
+            last = d;
+        }
+    }
+}
+
+}  // namespace
