@@ -152,7 +152,7 @@ def sum(x: _Any, axis: _Union[None, int, _Sequence[int]] = None, *,  # noqa: A00
     models = _structures(structure)
     refs = _core.sum(view, "bfloat16" if name == "bfloat16" else None, len(axes), models, _as_threads(threads))
     shape = [1 if d in axes else a.shape[d] for d in range(a.ndim)] if keepdims else [a.shape[d] for d in keep]
-    return Reference(refs, _np.arange(len(refs), dtype=_np.int64).reshape(shape))
+    return Reference(refs, _np.arange(len(refs), dtype=_np.int64).reshape(shape), whole=True)
 
 
 def ulp_error(result: _Any, reference: Reference) -> _np.ndarray:
