@@ -20,9 +20,9 @@ Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] 
 --xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
-er.bincount and er.segment_sum vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum; covers of both results) and
-measures the peak memory per output element (a fresh process each: VmHWM growth) for 10^6 segments of float32 and
-a 10^7 float32 cumsum.
+er.bincount and er.segment_sum on threads=1 and 2 vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum;
+covers of both results) and measures the peak memory per output element (a fresh process each: VmHWM growth) for
+10^6 segments of float32 and a 10^7 float32 cumsum.
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
 terms under any_order and levels:fold/4,any (references built with that structure), and 2^18 runs of one sum.
@@ -215,10 +215,17 @@ def scatter_cases(rounds, rng):
     n, m = 10**7, 10**5
     x = rng.standard_normal(n)
     ids = rng.integers(0, m, n)
-    res = interleaved([("np.bincount(ids, weights)", lambda: np.bincount(ids, x, minlength=m)),
-                       ("er.bincount(ids, weights)", lambda: er.bincount(ids, x, minlength=m)),
-                       ("er.segment_sum(x, ids, m)", lambda: er.segment_sum(x, ids, num_segments=m))], rounds)
-    show(f"scatter, float64 N(0,1), {n:,} values into {m:,} segments", res, "np.bincount(ids, weights)")
+    threaded = "threads" in inspect.signature(er.bincount).parameters
+    one = {"threads": 1} if threaded else {}
+    contenders = [("np.bincount(ids, weights)", lambda: np.bincount(ids, x, minlength=m)),
+                  ("er.bincount(ids, weights)", lambda: er.bincount(ids, x, minlength=m, **one)),
+                  ("er.segment_sum(x, ids, m)", lambda: er.segment_sum(x, ids, num_segments=m, **one))]
+    if threaded:
+        contenders += [("er.bincount threads=2", lambda: er.bincount(ids, x, minlength=m, threads=2)),
+                       ("er.segment_sum threads=2", lambda: er.segment_sum(x, ids, num_segments=m, threads=2))]
+    res = interleaved(contenders, rounds)
+    show(f"scatter, float64 N(0,1), {n:,} values into {m:,} segments (threads=1 unless named)", res,
+         "np.bincount(ids, weights)")
     res = interleaved([("np.cumsum(x)", lambda: np.cumsum(x)), ("er.cumsum(x)", lambda: er.cumsum(x))], rounds)
     show(f"scan, float64 N(0,1), n = {n:,}", res, "np.cumsum(x)")
     counts, scan = er.bincount(ids, x, minlength=m), er.cumsum(x)

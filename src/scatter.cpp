@@ -809,16 +809,39 @@ void scatter_terms(compact_reference_array& out, std::size_t n, Target target, V
     const std::size_t cells = out.size();
     std::atomic<std::size_t> first_bad{none};
     run_partitioned(out, n, threads, 1, [&](cell* base, std::size_t lo, std::size_t hi, const spill_list& spills) {
-        const std::size_t width = hi - lo;  // a target t is this thread's when t - lo < width (unsigned)
         std::size_t bad = none;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (i + prefetch_distance < n) {
-                const std::size_t ahead = target(i + prefetch_distance) - lo;
-                if (ahead < width) prefetch_cell(base + lo, ahead);
+        if (lo == 0 && hi == cells) {  // one thread: every target in range is its own
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i + prefetch_distance < n) {
+                    const std::size_t ahead = target(i + prefetch_distance);
+                    if (ahead < cells) prefetch_cell(base, ahead);
+                }
+                const std::size_t t = target(i);
+                if (t < cells) add_term(base, t, value(i), spills);
+                else if (bad == none) bad = i;
             }
-            const std::size_t t = target(i);
-            if (t - lo < width) add_term(base, t, value(i), spills);
-            else if (t >= cells && bad == none) bad = i;
+        } else {
+            // Several threads: which terms are this thread's is a coin flip per term on random ids, so a branch on
+            // it would mispredict half the time. Each block of positions is first compacted without a branch into
+            // the list of this thread's (position, target), then added as on one thread.
+            const std::size_t width = hi - lo;  // a target t is this thread's when t - lo < width (unsigned)
+            constexpr std::size_t block = 1024;
+            std::size_t own_position[block], own_target[block];
+            for (std::size_t start = 0; start < n; start += block) {
+                const std::size_t end = std::min(n, start + block);
+                std::size_t owned = 0;
+                for (std::size_t i = start; i < end; ++i) {
+                    const std::size_t t = target(i);
+                    own_position[owned] = i;
+                    own_target[owned] = t;
+                    owned += t - lo < width ? 1 : 0;
+                    if (t >= cells && bad == none) [[unlikely]] bad = i;
+                }
+                for (std::size_t k = 0; k < owned; ++k) {
+                    if (k + prefetch_distance < owned) prefetch_cell(base, own_target[k + prefetch_distance]);
+                    add_term(base, own_target[k], value(own_position[k]), spills);
+                }
+            }
         }
         if (lo == 0) first_bad.store(bad, std::memory_order_relaxed);  // every range sees the same first position
     });

@@ -47,7 +47,13 @@ std::string difference(const er::compact_reference_array& a, const er::compact_r
         if (ca.state & 1u) {  // spilled: the pairs, wherever each array keeps them
             const auto& pa = ra.pair(ca);
             const auto& pb = rb.pair(cb);
-            if (pa.sum.to_decimal() != pb.sum.to_decimal() || pa.abs_sum.to_decimal() != pb.abs_sum.to_decimal() ||
+            auto same_value = [](er::superaccumulator x, er::superaccumulator y) {  // x - y == 0, exactly
+                y.negate();
+                x.merge(y);
+                return x.sign() == 0;
+            };
+            if (!same_value(pa.sum, pb.sum) || !same_value(pa.abs_sum, pb.abs_sum) ||
+                pa.sum.term_count() != pb.sum.term_count() ||
                 pa.sum.has_nan() != pb.sum.has_nan() || pa.sum.positive_inf_count() != pb.sum.positive_inf_count() ||
                 pa.sum.negative_inf_count() != pb.sum.negative_inf_count() ||
                 pa.sum.all_negative_zero() != pb.sum.all_negative_zero())
@@ -228,7 +234,8 @@ TEST(ScatterThreads, TheFirstOffendingIdIsNamedOnEveryCount) {
 
 TEST(ScatterThreads, PlantedFaultsAreRejectedAndAChangedTermIsSeen) {
     // A binary64 bincount loop against the threaded reference: covered; a dropped update, an update applied twice
-    // and an index off by one rejected. And the comparison of the tests above sees a one-ulp change of one term.
+    // and an index off by one rejected. And the comparison of the tests above sees a one-ulp change of one term, in
+    // a compact element and in a spilled one.
     std::mt19937_64 rng(307);
     std::normal_distribution<double> normal;
     const std::size_t segments = 5000;
@@ -259,7 +266,19 @@ TEST(ScatterThreads, PlantedFaultsAreRejectedAndAChangedTermIsSeen) {
     changed[123456] = std::nextafter(changed[123456], 10.0);
     const auto other = er::segment_sum(std::span<const double>(changed), std::span<const std::int64_t>(ids),
                                        segments, {}, er::out_of_range::error, 3);
-    EXPECT_THAT(difference(refs, other), HasSubstr("element " + std::to_string(ids[123456])));
+    EXPECT_THAT(difference(refs, other), HasSubstr("element " + std::to_string(ids[123456]) + ": cells differ"));
+    // The same for a spilled element (an Inf among its terms): its pairs differ.
+    std::vector<double> spilling = values;
+    spilling[5] = std::ldexp(1.0, 1000);  // 2^1000 and N(0,1) terms span too many binades: the element spills
+    std::size_t mate = 6;
+    while (ids[mate] != ids[5]) ++mate;
+    const auto a = er::segment_sum(std::span<const double>(spilling), std::span<const std::int64_t>(ids), segments,
+                                   {}, er::out_of_range::error, 2);
+    spilling[mate] = std::nextafter(spilling[mate], 10.0);
+    const auto b = er::segment_sum(std::span<const double>(spilling), std::span<const std::int64_t>(ids), segments,
+                                   {}, er::out_of_range::error, 7);
+    EXPECT_EQ(a.spilled(), 1u);
+    EXPECT_THAT(difference(a, b), HasSubstr("element " + std::to_string(ids[5]) + ": pairs differ"));
 }
 
 // Sets (or unsets, for nullptr) an environment variable for one scope.
