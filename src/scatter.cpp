@@ -138,7 +138,9 @@ void finish_parts(cell& c) noexcept {
 }
 
 // The rare cases of add_part, as add_finite_rare: the first non-zero term, a term below the exponent (both parts
-// shifted up by d, each staying < 2^124 before the term is added), a span too wide (false). m is odd.
+// shifted up by d), a span too wide (false). Every check is exact — false exactly when a part would reach 2^125 — so
+// a cell spills exactly when its terms' parts do not fit (P and N only grow, the exponent only falls): whatever the
+// order of the terms, and whether they were added one by one or as merged partial cells (merge_parts).
 [[gnu::noinline]] bool add_part_rare(cell& c, bool negative, std::uint64_t m, int e) noexcept {
     if ((c.state & cell_saw_nonzero) == 0) {  // the first non-zero term: both parts are 0
         c.exponent = e;
@@ -148,11 +150,12 @@ void finish_parts(cell& c) noexcept {
     if (e >= c.exponent) return false;  // d + bitwidth(m) > 125 (add_part takes every other e >= exponent)
     u128 p = abs_of(c), n = negative_part_of(c);
     const int d = c.exponent - e;
-    if (d > part_headroom_bits - 1 || std::max(bit_width128(p), bit_width128(n)) + d > part_headroom_bits - 1)
-        return false;
-    p <<= d;  // < 2^124
+    if (d > part_headroom_bits || std::max(bit_width128(p), bit_width128(n)) + d > part_headroom_bits) return false;
+    p <<= d;  // < 2^125
     n <<= d;
-    (negative ? n : p) += u128{m};  // < 2^124 + 2^53 < 2^125
+    u128& part = negative ? n : p;
+    part += u128{m};  // < 2^125 + 2^53: no wrap
+    if ((part >> part_headroom_bits) != 0) return false;
     c.exponent = e;
     store_parts(c, p, n);
     return true;
@@ -251,7 +254,10 @@ void add_to_pair(compact_reference_array::spill& sp, std::uint64_t bits, const f
 std::unique_ptr<compact_reference_array::spill> spill_cell(cell& c) {
     auto sp = std::make_unique<compact_reference_array::spill>();
     rebuild(c, sp->sum, sp->abs_sum);
-    c.state |= cell_spilled;
+    // The pair holds the flags and the value from now on: the cell keeps only n_i, so a spilled element's cell is
+    // the same whichever terms came before the spill (the builders' merged partial cells rely on it).
+    c.state = cell_spilled;
+    c.exponent = 0;
     c.sum_lo = c.sum_hi = c.abs_lo = c.abs_hi = 0;
     return sp;
 }
@@ -267,18 +273,74 @@ struct spill_list {
     compact_reference_array::spill& pair(const cell& c) const noexcept {
         return (c.state & cell_local_spill) ? (*own)[c.sum_lo & index_mask] : (*shared)[c.sum_lo];
     }
+    // Moves c (finished form, not spilled) to a new pair in `own`.
+    void spill(cell& c) const {
+        std::unique_ptr<compact_reference_array::spill> sp = spill_cell(c);
+        own->push_back(std::move(*sp));
+        c.sum_lo = tag | (own->size() - 1);
+        if (tag != 0) c.state |= cell_local_spill;
+    }
     // Spills c (finished form), then adds the term to its pair; or adds it to the pair of a spilled c.
     void add(cell& c, std::uint64_t bits, const format_info& f) const {
-        if ((c.state & cell_spilled) == 0) {
-            std::unique_ptr<compact_reference_array::spill> sp = spill_cell(c);
-            own->push_back(std::move(*sp));
-            c.sum_lo = tag | (own->size() - 1);
-            if (tag != 0) c.state |= cell_local_spill;
-        }
+        if ((c.state & cell_spilled) == 0) spill(c);
         ++c.count;
         add_to_pair(pair(c), bits, f);
     }
 };
+
+// Adds the parts of `from` into `to`, both in builder form and not spilled: false (to unchanged) when a part of the
+// sum would reach 2^125. The result is the cell the terms of both would give one by one (Step T3 of
+// docs/algorithms/compact-reference-array.md): the exponent is the least of the two, each part the exact sum.
+bool merge_parts(cell& to, const cell& from) noexcept {
+    if (from.state & cell_saw_nonzero) {
+        if ((to.state & cell_saw_nonzero) == 0) {
+            to.exponent = from.exponent;
+            to.abs_lo = from.abs_lo, to.abs_hi = from.abs_hi, to.sum_lo = from.sum_lo, to.sum_hi = from.sum_hi;
+        } else {
+            const int e = std::min(to.exponent, from.exponent);
+            u128 parts[4] = {abs_of(to), negative_part_of(to), abs_of(from), negative_part_of(from)};
+            const int shift[2] = {to.exponent - e, from.exponent - e};
+            for (int k = 0; k < 4; ++k) {
+                if (parts[k] == 0) continue;
+                if (shift[k / 2] > part_headroom_bits || bit_width128(parts[k]) + shift[k / 2] > part_headroom_bits)
+                    return false;
+                parts[k] <<= shift[k / 2];  // < 2^125
+            }
+            const u128 p = parts[0] + parts[2], n = parts[1] + parts[3];  // < 2^126: no wrap
+            if (((p | n) >> part_headroom_bits) != 0) return false;
+            to.exponent = e;
+            store_parts(to, p, n);
+        }
+    }
+    to.count += from.count;
+    to.state |= from.state;
+    return true;
+}
+
+// Adds the state of `from` (builder form, or spilled with its pair `from_pair`) into `to` (builder form, or spilled
+// with its pair in `spills`): merged parts when they fit, else both as exact superaccumulator pairs.
+void merge_cell(cell& to, const cell& from, const compact_reference_array::spill* from_pair, const spill_list& spills) {
+    if (from.count == 0) return;  // no terms at all (count counts zeros and specials too)
+    const bool both_compact = ((to.state | from.state) & cell_spilled) == 0;
+    if (both_compact && merge_parts(to, from)) return;
+    if ((to.state & cell_spilled) == 0) {
+        finish_parts(to);
+        spills.spill(to);
+    }
+    compact_reference_array::spill& pair = spills.pair(to);
+    if (from.state & cell_spilled) {
+        pair.sum.merge(from_pair->sum);
+        pair.abs_sum.merge(from_pair->abs_sum);
+    } else {
+        cell finished = from;
+        finish_parts(finished);
+        compact_reference_array::spill rebuilt;
+        rebuild(finished, rebuilt.sum, rebuilt.abs_sum);
+        pair.sum.merge(rebuilt.sum);
+        pair.abs_sum.merge(rebuilt.abs_sum);
+    }
+    to.count += from.count;
+}
 
 // A cell and, when it is spilled, its own pair: a scan's running state.
 struct running_state {
@@ -795,31 +857,102 @@ inline std::size_t cell_index(I v) noexcept {
     return v < 0 ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(v);
 }
 
-// Adds value(i) to element target(i) of `out` for i = 0 .. n-1, in input order, on up to `threads` threads
-// (run_partitioned), and finishes the array. target(i) is pure and does not throw; a result >= out.size() is out of
-// range: reject(i) is then called with the first such position in input order, once, after the scatter, and must
-// throw (naming it) or return to drop every such value. The one scatter loop of segment_sum, bincount, add_at and
-// rank-1 scatter_add and index_add. It is bound by the work per term (add_part), not by memory: a radix partition of
+// Adds value(i) to element target(i) of `base` (cells elements, builder form) for i = begin .. end-1, in order,
+// prefetching the cell prefetch_distance terms ahead; returns the first i whose target is >= cells (or `none`).
+constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+template <class Target, class Value>
+std::size_t scatter_in_order(cell* base, std::size_t cells, std::size_t begin, std::size_t end, Target& target,
+                             Value& value, const spill_list& spills) {
+    std::size_t bad = none;
+    for (std::size_t i = begin; i < end; ++i) {
+        if (i + prefetch_distance < end) {
+            const std::size_t ahead = target(i + prefetch_distance);
+            if (ahead < cells) prefetch_cell(base, ahead);
+        }
+        const std::size_t t = target(i);
+        if (t < cells) add_term(base, t, value(i), spills);
+        else if (bad == none) bad = i;
+    }
+    return bad;
+}
+
+// The input-chunk scatter (Step T3 of docs/algorithms/compact-reference-array.md): thread k adds the terms of the
+// k-th contiguous chunk of positions into its own array of partial cells; then every cell of `out` takes its partial
+// cells merged (merge_cell), threads over ranges of cells. Each thread reads only its chunk; T partial arrays of
+// out.size() cells are the cost, so scatter_terms takes this path only when there are many terms per cell.
+template <class Target, class Value>
+std::size_t scatter_by_chunks(compact_reference_array& out, std::size_t n, std::size_t chunks, Target& target,
+                              Value& value) {
+    const std::size_t cells = out.size();
+    const std::size_t length = detail::chunk_length(n, chunks, 1), used = (n + length - 1) / length;
+    std::vector<compact_reference_array::cell_vector> partial(used);
+    std::vector<std::vector<compact_reference_array::spill>> partial_pairs(used), own(used);
+    std::vector<std::size_t> bad(used, none);
+    std::vector<compact_reference_array::spill>& shared = out.spills();
+    cell* const base = out.cells().data();
+    const std::size_t width = detail::chunk_length(cells, used, 1);
+    std::exception_ptr error;
+    auto keep = [&error] {
+#pragma omp critical(exactref_scatter_error)
+        if (!error) error = std::current_exception();
+    };
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+    for (std::size_t k = 0; k < used; ++k) {
+        try {
+            partial[k].assign(cells, cell{});
+            const spill_list pairs{&partial_pairs[k], &partial_pairs[k]};
+            bad[k] = scatter_in_order(partial[k].data(), cells, k * length, std::min(n, (k + 1) * length), target,
+                                      value, pairs);
+        } catch (...) {
+            keep();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+    for (std::size_t r = 0; r < used; ++r) {
+        try {
+            const spill_list spills{&shared, &own[r], (r + 1) << 48};
+            for (std::size_t i = std::min(cells, r * width); i < std::min(cells, (r + 1) * width); ++i)
+                for (std::size_t k = 0; k < used; ++k) {
+                    const cell& from = partial[k][i];
+                    merge_cell(base[i], from, (from.state & cell_spilled) ? &partial_pairs[k][from.sum_lo] : nullptr,
+                               spills);
+                }
+        } catch (...) {
+            keep();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    finish_cells(out, own, static_cast<unsigned>(used));
+    for (std::size_t b : bad)
+        if (b != none) return b;  // chunks in input order: the first chunk's first
+    return none;
+}
+
+// Adds value(i) to element target(i) of `out` for i = 0 .. n-1, in input order, on up to `threads` threads, and
+// finishes the array. target(i) is pure and does not throw; a result >= out.size() is out of range: reject(i) is then
+// called with the first such position in input order, once, after the scatter, and must throw (naming it) or return
+// to drop every such value. The one scatter loop of segment_sum, bincount, add_at and rank-1 scatter_add and
+// index_add. With at least 8 terms per cell, threads take contiguous chunks of the input into partial cells merged
+// at the end (scatter_by_chunks); otherwise ranges of the output (run_partitioned). Either way every cell ends as
+// one thread would leave it. It is bound by the work per term (add_part) and the cell accesses: a radix partition of
 // the input by target (each bucket's cells within L2) measured slower at 10^5 cells and ~8% faster at 10^6
 // (docs/scatter.md).
 template <floating_format T, class Target, class Value, class Reject>
 void scatter_terms(compact_reference_array& out, std::size_t n, Target target, Value value, Reject reject,
                    unsigned threads) {
-    constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
     const std::size_t cells = out.size();
+    constexpr std::size_t min_terms_per_cell = 8;  // so that the T partial arrays cost little beside the terms
+    const std::size_t chunks = detail::chunk_count(n, threads);
+    if (chunks > 1 && cells <= n / min_terms_per_cell) {
+        if (const std::size_t bad = scatter_by_chunks(out, n, chunks, target, value); bad != none) reject(bad);
+        return;
+    }
     std::atomic<std::size_t> first_bad{none};
     run_partitioned(out, n, threads, 1, [&](cell* base, std::size_t lo, std::size_t hi, const spill_list& spills) {
         std::size_t bad = none;
         if (lo == 0 && hi == cells) {  // one thread: every target in range is its own
-            for (std::size_t i = 0; i < n; ++i) {
-                if (i + prefetch_distance < n) {
-                    const std::size_t ahead = target(i + prefetch_distance);
-                    if (ahead < cells) prefetch_cell(base, ahead);
-                }
-                const std::size_t t = target(i);
-                if (t < cells) add_term(base, t, value(i), spills);
-                else if (bad == none) bad = i;
-            }
+            bad = scatter_in_order(base, cells, 0, n, target, value, spills);
         } else {
             // Several threads: which terms are this thread's is a coin flip per term on random ids, so a branch on
             // it would mispredict half the time. Each block of positions is first compacted without a branch into
