@@ -248,11 +248,14 @@ template <class I>
 concept index_type = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
 
 /// Threads of every builder below (threads = 0: exactref/threads.h's resolve_threads, EXACTREF_NUM_THREADS, else
-/// OMP_NUM_THREADS, else every core; or that many): the output is cut into contiguous ranges of elements, one per
-/// thread; each thread reads every index and adds, in input order, the terms of its own elements. Every element thus
-/// takes the same terms in the same order for every thread count: the same bits (values, counts, flags, spills).
-/// Fewer than 2 x detail::min_chunk_terms terms (65536) run on the calling thread, with no parallel region. A thread
-/// that owns a heavy element (every id equal) does its work alone. Throws std::invalid_argument, naming the variable,
+/// OMP_NUM_THREADS, else every core; or that many), the same bits for every count (values, counts, flags, spills):
+///   - the one-dimensional scatters with >= 8 terms per element: each thread adds a contiguous chunk of the input
+///     into its own partial cells (48 bytes per element more per thread), merged exactly at the end; an element's
+///     compact state depends only on its terms, not their order (docs/algorithms/compact-reference-array.md, T3);
+///   - otherwise: the output is cut into contiguous ranges of elements, one per thread; each thread reads every index
+///     and adds, in input order, the terms of its own elements (a heavy element, every id equal, is one thread's).
+/// Fewer than 2 x detail::min_chunk_terms terms (65536) run on the calling thread, with no parallel region. Errors
+/// name the same first offending position for every count. Throws std::invalid_argument, naming the variable,
 /// for a bad EXACTREF_NUM_THREADS / OMP_NUM_THREADS when threads == 0.
 ///
 /// What a builder does with an index outside the output: refuse it (std::invalid_argument naming the argument and

@@ -16,11 +16,11 @@ index outside the output where numpy and torch raise one (add_at, scatter_add, i
 for shapes and lengths that do not fit, negative bincount input and bad offsets.
 
 Threads (threads= of every builder; the scans run on one thread): None (default) or 0: EXACTREF_NUM_THREADS, else
-OMP_NUM_THREADS (its first entry), else every core, read at each call; or a positive int. The output is cut into
-contiguous ranges of elements, one per thread; each thread reads every index and adds, in input order, the updates of
-its own elements, so every element takes the same terms in the same order: the result is the same, bit for bit, for
-every count. Fewer than 2 x 32768 updates run on one thread, with no thread start cost; updates that all land on one
-element gain nothing. A variable that is set to anything but a positive integer is a ValueError naming it; threads=
+OMP_NUM_THREADS (its first entry), else every core, read at each call; or a positive int. The result is the same,
+bit for bit, for every count: with at least 8 updates per output element each thread adds a contiguous chunk of the
+updates into partial cells of its own (48 bytes per element more), merged exactly at the end; otherwise each thread
+owns a range of the output and reads every index (updates that all land on one element then gain nothing). Fewer
+than 2 x 32768 updates run on one thread, with no thread start cost. A variable that is set to anything but a positive integer is a ValueError naming it; threads=
 that is not None or an int from 0 to 65536 is a TypeError or ValueError.
 """
 
