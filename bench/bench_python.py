@@ -20,9 +20,9 @@ Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] 
 --xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
-er.bincount and er.segment_sum vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum; covers of both results) and
-measures the peak memory per output element (a fresh process each: VmHWM growth) for 10^6 segments of float32 and
-a 10^7 float32 cumsum.
+er.bincount and er.segment_sum on threads=1 and 2 vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum;
+covers of both results) and measures the peak memory per output element (a fresh process each: VmHWM growth) for
+10^6 segments of float32 and a 10^7 float32 cumsum.
 --batched times a batched er.matmul against the unbatched product with the same output elements and K (issue 12:
 within 2x per output element): (3000, 1, 2) @ (3000, 2, 1) vs (3000, 2) @ (2, 1), (1000, 4, 4) @ (1000, 4, 4) vs
 (4000, 4) @ (4, 4), float32 and float64, each built alone and built then covering np.matmul's result.
@@ -231,10 +231,17 @@ def scatter_cases(rounds, rng):
     n, m = 10**7, 10**5
     x = rng.standard_normal(n)
     ids = rng.integers(0, m, n)
-    res = interleaved([("np.bincount(ids, weights)", lambda: np.bincount(ids, x, minlength=m)),
-                       ("er.bincount(ids, weights)", lambda: er.bincount(ids, x, minlength=m)),
-                       ("er.segment_sum(x, ids, m)", lambda: er.segment_sum(x, ids, num_segments=m))], rounds)
-    show(f"scatter, float64 N(0,1), {n:,} values into {m:,} segments", res, "np.bincount(ids, weights)")
+    threaded = "threads" in inspect.signature(er.bincount).parameters
+    one = {"threads": 1} if threaded else {}
+    contenders = [("np.bincount(ids, weights)", lambda: np.bincount(ids, x, minlength=m)),
+                  ("er.bincount(ids, weights)", lambda: er.bincount(ids, x, minlength=m, **one)),
+                  ("er.segment_sum(x, ids, m)", lambda: er.segment_sum(x, ids, num_segments=m, **one))]
+    if threaded:
+        contenders += [("er.bincount threads=2", lambda: er.bincount(ids, x, minlength=m, threads=2)),
+                       ("er.segment_sum threads=2", lambda: er.segment_sum(x, ids, num_segments=m, threads=2))]
+    res = interleaved(contenders, rounds)
+    show(f"scatter, float64 N(0,1), {n:,} values into {m:,} segments (threads=1 unless named)", res,
+         "np.bincount(ids, weights)")
     res = interleaved([("np.cumsum(x)", lambda: np.cumsum(x)), ("er.cumsum(x)", lambda: er.cumsum(x))], rounds)
     show(f"scan, float64 N(0,1), n = {n:,}", res, "np.cumsum(x)")
     counts, scan = er.bincount(ids, x, minlength=m), er.cumsum(x)

@@ -10,7 +10,11 @@
 
 #include "compact_cells.h"  // the entries src/axis_sums.cpp uses (defined at the end)
 
+#include <atomic>     // scatter_terms' first rejected position
+#include <exception>  // std::exception_ptr (run_partitioned)
+
 #include <algorithm>
+#include <cstddef>  // offsetof
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
 #include <bit>
@@ -23,6 +27,8 @@
 #if defined(__linux__)
 #include <sys/mman.h>  // madvise
 #endif
+
+#include "exactref/threads.h"  // detail::resolve_threads, chunk_count
 
 namespace exactref {
 
@@ -37,6 +43,7 @@ enum : std::uint32_t {
     cell_saw_not_negative_zero = 2u,  // a term other than -0.0 (superaccumulator's non_negative_zero_seen_)
     cell_saw_not_positive_zero = 4u,  // a term other than +0.0
     cell_saw_nonzero = 8u,            // a term other than ±0.0 (the abs_sum's "not +0.0")
+    cell_local_spill = 16u,           // builders only: spilled into a thread's own list (spill_list, finish_cells)
 };
 
 constexpr int headroom_bits = 126;  // abs < 2^126 (file comment)
@@ -109,6 +116,81 @@ int bit_width128(u128 a) noexcept {
     return true;
 }
 
+// ---- builder form ----------------------------------------------------------------------------------------------
+// While a builder runs, a compact cell holds the positive and negative parts of its terms instead (Step 2' of
+// docs/algorithms/compact-reference-array.md):
+//   P = Σ_{t > 0} t = (abs_hi:abs_lo)·2^exponent,  N = Σ_{t < 0} |t| = (sum_hi:sum_lo)·2^exponent,  P, N < 2^125,
+// so each term is one 128-bit addition into the part its sign selects, and finish_cells turns a cell into the
+// finished form above: Σt = P - N, Σ|t| = P + N < 2^126 (the same headroom). The empty cell is all zeros in both
+// forms; cell_saw_nonzero tells whether P + N is 0 without reading the parts.
+constexpr int part_headroom_bits = 125;  // P, N < 2^125
+static_assert(2 * (u128{1} << part_headroom_bits) <= (u128{1} << headroom_bits), "P + N within the finished headroom");
+
+u128 negative_part_of(const cell& c) noexcept { return (u128{c.sum_hi} << 64) | c.sum_lo; }
+void store_parts(cell& c, u128 p, u128 n) noexcept {
+    c.abs_lo = static_cast<std::uint64_t>(p);
+    c.abs_hi = static_cast<std::uint64_t>(p >> 64);
+    c.sum_lo = static_cast<std::uint64_t>(n);
+    c.sum_hi = static_cast<std::uint64_t>(n >> 64);
+}
+// Builder form -> finished form: exact (P, N < 2^125, so P + N < 2^126 and P - N fits a signed 128-bit word).
+void finish_parts(cell& c) noexcept {
+    const u128 p = abs_of(c), n = negative_part_of(c);
+    store(c, p + n, static_cast<i128>(p - n));
+}
+
+// The rare cases of add_part, as add_finite_rare: the first non-zero term, a term below the exponent (both parts
+// shifted up by d), a span too wide (false). Every check is exact — false exactly when a part would reach 2^125 — so
+// a cell spills exactly when its terms' parts do not fit (P and N only grow, the exponent only falls): whatever the
+// order of the terms, and whether they were added one by one or as merged partial cells (merge_parts).
+[[gnu::noinline]] bool add_part_rare(cell& c, bool negative, std::uint64_t m, int e) noexcept {
+    if ((c.state & cell_saw_nonzero) == 0) {  // the first non-zero term: both parts are 0
+        c.exponent = e;
+        store_parts(c, negative ? 0 : u128{m}, negative ? u128{m} : 0);
+        return true;
+    }
+    if (e >= c.exponent) return false;  // d + bitwidth(m) > 125 (add_part takes every other e >= exponent)
+    u128 p = abs_of(c), n = negative_part_of(c);
+    const int d = c.exponent - e;
+    if (d > part_headroom_bits || std::max(bit_width128(p), bit_width128(n)) + d > part_headroom_bits) return false;
+    p <<= d;  // < 2^125
+    n <<= d;
+    u128& part = negative ? n : p;
+    part += u128{m};  // < 2^125 + 2^53: no wrap
+    if ((part >> part_headroom_bits) != 0) return false;
+    c.exponent = e;
+    store_parts(c, p, n);
+    return true;
+}
+
+// Adds (negative ? -1 : 1)·m·2^e, m != 0, to a cell in builder form; false (cell unchanged) when a part would reach
+// 2^125. The common case (e >= exponent, d + bitwidth(m) <= 125: t = m·2^d < 2^125) is one 128-bit addition into the
+// part the sign selects (an address chosen without a branch) and one comparison.
+[[gnu::always_inline]] inline bool add_part(cell& c, bool negative, std::uint64_t m, int e) noexcept {
+    const int zeros = std::countr_zero(m);
+    m >>= zeros;
+    e += zeros;
+    const int d = e - c.exponent;
+    const std::uint64_t span = std::uint64_t{static_cast<std::uint32_t>(d)} + static_cast<unsigned>(std::bit_width(m));
+    if ((c.state & cell_saw_nonzero) == 0 || span > part_headroom_bits) return add_part_rare(c, negative, m, e);
+    const std::uint64_t t_lo = d < 64 ? m << d : 0;
+    const std::uint64_t t_hi = d == 0 ? 0 : (d < 64 ? m >> (64 - d) : m << (d - 64));
+    // The part's address as arithmetic on the sign (a select of two pointers may compile to a branch, mispredicted
+    // on random signs); stores through uint64_t (char stores would alias every object the loop reads).
+    static_assert(offsetof(cell, abs_hi) == offsetof(cell, abs_lo) + 8 && offsetof(cell, sum_hi) == offsetof(cell, sum_lo) + 8);
+    const auto step = static_cast<std::uintptr_t>(negative) * (offsetof(cell, sum_lo) - offsetof(cell, abs_lo));
+    auto* const part_lo_word = reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::uintptr_t>(&c.abs_lo) + step);
+    auto* const part_hi_word = reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::uintptr_t>(&c.abs_hi) + step);
+    const std::uint64_t part_lo = *part_lo_word, part_hi = *part_hi_word;
+    std::uint64_t lo;
+    const std::uint64_t carry = __builtin_add_overflow(part_lo, t_lo, &lo) ? 1 : 0;
+    const std::uint64_t hi = part_hi + t_hi + carry;  // < 2^126: no wrap
+    if ((hi >> (part_headroom_bits - 64)) != 0) return false;
+    *part_lo_word = lo;
+    *part_hi_word = hi;
+    return true;
+}
+
 // The superaccumulator pair equal to a compact cell (value, term count, signed-zero flags).
 void rebuild(const cell& c, superaccumulator& sum, superaccumulator& abs_sum) noexcept {
     const i128 s = sum_of(c);
@@ -139,8 +221,10 @@ std::uint64_t round_compact(const cell& c, const format_info& f, rounding mode) 
     return detail::encode(f, negative, static_cast<std::uint64_t>(m >> shift), c.exponent + shift, sticky, mode);
 }
 
-// Adds one term (raw bits of f) to a compact cell: true when done, false (cell unchanged) for an Inf or NaN term or
-// one the cell cannot take (the caller spills). Inlined with a constant f, it decodes with the format's constants.
+// Adds one term (raw bits of f) to a compact cell (finished form, or builder form when `parts`): true when done,
+// false (cell unchanged) for an Inf or NaN term or one the cell cannot take (the caller spills). Inlined with a
+// constant f, it decodes with the format's constants.
+template <bool parts = false>
 [[gnu::always_inline]] inline bool try_add(cell& c, std::uint64_t bits, const format_info& f) noexcept {
     const int frac_bits = f.precision - 1;
     const std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
@@ -156,7 +240,7 @@ std::uint64_t round_compact(const cell& c, const format_info& f, rounding mode) 
     }
     const std::uint64_t m = field == 0 ? frac : (frac | (std::uint64_t{1} << frac_bits));
     const int e = (field == 0 ? 1 : static_cast<int>(field)) - f.emax - frac_bits;
-    if (!add_finite(c, negative, m, e)) return false;
+    if (!(parts ? add_part(c, negative, m, e) : add_finite(c, negative, m, e))) return false;
     ++c.count;
     c.state |= cell_saw_not_negative_zero | cell_saw_not_positive_zero | cell_saw_nonzero;
     return true;
@@ -168,13 +252,96 @@ void add_to_pair(compact_reference_array::spill& sp, std::uint64_t bits, const f
     sp.abs_sum.add_bits(f, bits & ~(std::uint64_t{1} << (f.storage_bits - 1)));
 }
 
-// Moves a compact cell to a new pair (Step 3 of docs/algorithms/compact-reference-array.md).
+// Moves a compact cell (finished form) to a new pair (Step 3 of docs/algorithms/compact-reference-array.md).
 std::unique_ptr<compact_reference_array::spill> spill_cell(cell& c) {
     auto sp = std::make_unique<compact_reference_array::spill>();
     rebuild(c, sp->sum, sp->abs_sum);
-    c.state |= cell_spilled;
+    // The pair holds the flags and the value from now on: the cell keeps only n_i, so a spilled element's cell is
+    // the same whichever terms came before the spill (the builders' merged partial cells rely on it).
+    c.state = cell_spilled;
+    c.exponent = 0;
     c.sum_lo = c.sum_hi = c.abs_lo = c.abs_hi = 0;
     return sp;
+}
+
+// Where a spilling cell's new pair goes: the array's own list (tag 0), or, on a builder thread, that thread's list
+// (tag = (thread + 1) << 48 in the cell's sum_lo, and cell_local_spill), renumbered by finish_cells. A cell spilled
+// before the threads started keeps its pair in the array's list (`shared`, not resized while they run).
+struct spill_list {
+    std::vector<compact_reference_array::spill>* shared = nullptr;
+    std::vector<compact_reference_array::spill>* own = nullptr;  // == shared without threads
+    std::uint64_t tag = 0;
+    static constexpr std::uint64_t index_mask = (std::uint64_t{1} << 48) - 1;
+    compact_reference_array::spill& pair(const cell& c) const noexcept {
+        return (c.state & cell_local_spill) ? (*own)[c.sum_lo & index_mask] : (*shared)[c.sum_lo];
+    }
+    // Moves c (finished form, not spilled) to a new pair in `own`.
+    void spill(cell& c) const {
+        std::unique_ptr<compact_reference_array::spill> sp = spill_cell(c);
+        own->push_back(std::move(*sp));
+        c.sum_lo = tag | (own->size() - 1);
+        if (tag != 0) c.state |= cell_local_spill;
+    }
+    // Spills c (finished form), then adds the term to its pair; or adds it to the pair of a spilled c.
+    void add(cell& c, std::uint64_t bits, const format_info& f) const {
+        if ((c.state & cell_spilled) == 0) spill(c);
+        ++c.count;
+        add_to_pair(pair(c), bits, f);
+    }
+};
+
+// Adds the parts of `from` into `to`, both in builder form and not spilled: false (to unchanged) when a part of the
+// sum would reach 2^125. The result is the cell the terms of both would give one by one (Step T3 of
+// docs/algorithms/compact-reference-array.md): the exponent is the least of the two, each part the exact sum.
+bool merge_parts(cell& to, const cell& from) noexcept {
+    if (from.state & cell_saw_nonzero) {
+        if ((to.state & cell_saw_nonzero) == 0) {
+            to.exponent = from.exponent;
+            to.abs_lo = from.abs_lo, to.abs_hi = from.abs_hi, to.sum_lo = from.sum_lo, to.sum_hi = from.sum_hi;
+        } else {
+            const int e = std::min(to.exponent, from.exponent);
+            u128 parts[4] = {abs_of(to), negative_part_of(to), abs_of(from), negative_part_of(from)};
+            const int shift[2] = {to.exponent - e, from.exponent - e};
+            for (int k = 0; k < 4; ++k) {
+                if (parts[k] == 0) continue;
+                if (shift[k / 2] > part_headroom_bits || bit_width128(parts[k]) + shift[k / 2] > part_headroom_bits)
+                    return false;
+                parts[k] <<= shift[k / 2];  // < 2^125
+            }
+            const u128 p = parts[0] + parts[2], n = parts[1] + parts[3];  // < 2^126: no wrap
+            if (((p | n) >> part_headroom_bits) != 0) return false;
+            to.exponent = e;
+            store_parts(to, p, n);
+        }
+    }
+    to.count += from.count;
+    to.state |= from.state;
+    return true;
+}
+
+// Adds the state of `from` (builder form, or spilled with its pair `from_pair`) into `to` (builder form, or spilled
+// with its pair in `spills`): merged parts when they fit, else both as exact superaccumulator pairs.
+void merge_cell(cell& to, const cell& from, const compact_reference_array::spill* from_pair, const spill_list& spills) {
+    if (from.count == 0) return;  // no terms at all (count counts zeros and specials too)
+    const bool both_compact = ((to.state | from.state) & cell_spilled) == 0;
+    if (both_compact && merge_parts(to, from)) return;
+    if ((to.state & cell_spilled) == 0) {
+        finish_parts(to);
+        spills.spill(to);
+    }
+    compact_reference_array::spill& pair = spills.pair(to);
+    if (from.state & cell_spilled) {
+        pair.sum.merge(from_pair->sum);
+        pair.abs_sum.merge(from_pair->abs_sum);
+    } else {
+        cell finished = from;
+        finish_parts(finished);
+        compact_reference_array::spill rebuilt;
+        rebuild(finished, rebuilt.sum, rebuilt.abs_sum);
+        pair.sum.merge(rebuilt.sum);
+        pair.abs_sum.merge(rebuilt.abs_sum);
+    }
+    to.count += from.count;
 }
 
 // A cell and, when it is spilled, its own pair: a scan's running state.
@@ -297,13 +464,7 @@ void compact_reference_array::add_bits(std::size_t i, std::uint64_t bits) {
     cell& c = cells_[i];
     const format_info& f = info(term_format_);
     if ((c.state & cell_spilled) == 0 && try_add(c, bits, f)) return;
-    if ((c.state & cell_spilled) == 0) {
-        std::unique_ptr<spill> sp = spill_cell(c);
-        spills_.push_back(std::move(*sp));
-        c.sum_lo = spills_.size() - 1;
-    }
-    ++c.count;
-    add_to_pair(spills_[c.sum_lo], bits, f);
+    spill_list{&spills_, &spills_}.add(c, bits, f);
 }
 
 std::uint64_t compact_reference_array::count(std::size_t i) const {
@@ -564,24 +725,98 @@ std::size_t compact_reference_array::memory_bytes() const noexcept {
 
 namespace {
 
-// The builders' hot path: x added to element i (i < out.size()), decoded with T's constants; Inf, NaN, spilled cells
-// and terms that do not fit take add_bits (the same bookkeeping, one place).
+// The builders' hot path: x added to element i of `cells` (builder form), decoded with T's constants; Inf, NaN,
+// spilled cells and terms that do not fit move the cell to its pair (finished form first: rebuild reads that).
 template <floating_format T>
-inline void add_term(compact_reference_array& out, std::size_t i, T x) {
+[[gnu::noinline]] void add_term_to_pair(cell& c, std::uint64_t bits, const spill_list& spills) {
+    if ((c.state & cell_spilled) == 0) finish_parts(c);
+    spills.add(c, bits, format_traits<T>::info);
+}
+template <floating_format T>
+[[gnu::always_inline]] inline void add_term(cell* cells, std::size_t i, T x, const spill_list& spills) {
     using tr = format_traits<T>;
-    cell& c = out.cells()[i];
-    if ((c.state & cell_spilled) == 0 && try_add(c, tr::to_bits(x), tr::info)) return;
-    out.add_bits(i, tr::to_bits(x));  // spills, or adds to the pair
+    cell& c = cells[i];
+    if ((c.state & cell_spilled) == 0 && try_add<true>(c, tr::to_bits(x), tr::info)) return;
+    add_term_to_pair<T>(c, tr::to_bits(x), spills);
 }
 
 // Scatters into arrays beyond L2 (10^5 cells are 4.8 MB) also wait on random cell accesses: fetch the cell updated
 // prefetch_distance terms ahead early (both lines a 48-byte cell may span). 32 measured best of 8, 16, 32 at 10^6
 // cells and on par with 16 at 10^5 (bench_scatter, docs/scatter.md).
 constexpr std::size_t prefetch_distance = 32;
-inline void prefetch_cell(compact_reference_array& out, std::size_t i) noexcept {
-    const char* p = reinterpret_cast<const char*>(out.cells().data() + i);
+inline void prefetch_cell(const cell* cells, std::size_t i) noexcept {
+    const char* p = reinterpret_cast<const char*>(cells + i);
     __builtin_prefetch(p, 1);
     __builtin_prefetch(p + sizeof(cell) - 1, 1);
+}
+
+// The end of every builder: each cell in builder form turned into the finished form, and the pairs of the threads'
+// own lists appended to the array's list in thread order (their cells renumbered). Parallel over the cells with the
+// builder's threads; the result does not depend on their number (each cell is converted on its own).
+void finish_cells(compact_reference_array& out, std::vector<std::vector<compact_reference_array::spill>>& own,
+                  unsigned threads) {
+    std::vector<compact_reference_array::spill>& spills = out.spills();
+    std::vector<std::uint64_t> base(own.size() + 1, spills.size());
+    for (std::size_t k = 0; k < own.size(); ++k) base[k + 1] = base[k] + own[k].size();
+    cell* cells = out.cells().data();
+    const std::size_t n = out.size();
+    auto finish = [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+            cell& c = cells[i];
+            if ((c.state & cell_spilled) == 0) {
+                finish_parts(c);
+            } else if (c.state & cell_local_spill) {
+                c.sum_lo = base[(c.sum_lo >> 48) - 1] + (c.sum_lo & spill_list::index_mask);
+                c.state &= ~cell_local_spill;
+            }
+        }
+    };
+    const std::size_t chunks = detail::chunk_count(n, threads);
+    if (chunks <= 1) {
+        finish(0, n);
+    } else {
+        const std::size_t length = detail::chunk_length(n, chunks, 1);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(chunks))
+        for (std::size_t k = 0; k < chunks; ++k) finish(std::min(n, k * length), std::min(n, (k + 1) * length));
+    }
+    spills.reserve(base.back());
+    for (auto& list : own)
+        for (auto& pair : list) spills.push_back(std::move(pair));
+}
+
+// Runs a builder's scatter over `terms` terms on up to `threads` threads (exactref/threads.h), then finishes the
+// array. Thread k owns the cells [lo, hi) of the k-th of contiguous ranges (multiples of `align` cells): body(cells,
+// lo, hi, spills) adds, in input order, every term whose target lies in [lo, hi) and ignores the others. Each cell
+// thus takes the same terms in the same order as on one thread: the same bits for every thread count (the pairs'
+// order in spills() aside, which no query sees). Fewer than 2 x min_chunk_terms terms run on the calling thread.
+// body must not throw but for std::bad_alloc (rethrown here).
+template <class Body>
+void run_partitioned(compact_reference_array& out, std::size_t terms, unsigned threads, std::size_t align, Body body) {
+    cell* cells = out.cells().data();
+    const std::size_t n = out.size();
+    align = std::max<std::size_t>(align, 1);
+    const std::size_t parts = std::min(detail::chunk_count(terms, threads), std::max<std::size_t>(1, n / align));
+    std::vector<std::vector<compact_reference_array::spill>> own;
+    if (parts <= 1) {
+        body(cells, std::size_t{0}, n, spill_list{&out.spills(), &out.spills()});
+    } else {
+        const std::size_t width = detail::chunk_length(n, parts, align);
+        const std::size_t used = (n + width - 1) / width;
+        own.resize(used);
+        std::vector<compact_reference_array::spill>& shared = out.spills();
+        std::exception_ptr error;
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+        for (std::size_t k = 0; k < used; ++k) {
+            try {
+                body(cells, k * width, std::min(n, (k + 1) * width), spill_list{&shared, &own[k], (k + 1) << 48});
+            } catch (...) {
+#pragma omp critical(exactref_scatter_error)
+                if (!error) error = std::current_exception();
+            }
+        }
+        if (error) std::rethrow_exception(error);
+    }
+    finish_cells(out, own, static_cast<unsigned>(std::max<std::size_t>(parts, 1)));
 }
 
 template <index_type I>
@@ -624,26 +859,136 @@ inline std::size_t cell_index(I v) noexcept {
     return v < 0 ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(v);
 }
 
-// Adds value(i) to element target(i) of `out` for i = 0 .. n-1, in input order. target(i) is pure and does not throw;
-// a result >= out.size() is out of range: reject(i) then throws (naming position i, the first such position in input
-// order) or returns to drop the value. The one scatter loop of segment_sum, bincount, add_at and rank-1 scatter_add and
-// index_add. It is bound by the work per term (add_finite), not by memory: a radix partition of the input by target
-// (each bucket's cells within L2) measured slower at 10^5 cells and ~8% faster at 10^6 (docs/scatter.md).
-template <floating_format T, class Target, class Value, class Reject>
-void scatter_terms(compact_reference_array& out, std::size_t n, Target target, Value value, Reject reject) {
-    const std::size_t cells = out.size();
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i + prefetch_distance < n) {
+// Adds value(i) to element target(i) of `base` (cells elements, builder form) for i = begin .. end-1, in order,
+// prefetching the cell prefetch_distance terms ahead; returns the first i whose target is >= cells (or `none`).
+constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+template <class Target, class Value>
+std::size_t scatter_in_order(cell* base, std::size_t cells, std::size_t begin, std::size_t end, Target& target,
+                             Value& value, const spill_list& spills) {
+    std::size_t bad = none;
+    for (std::size_t i = begin; i < end; ++i) {
+        if (i + prefetch_distance < end) {
             const std::size_t ahead = target(i + prefetch_distance);
-            if (ahead < cells) prefetch_cell(out, ahead);
+            if (ahead < cells) prefetch_cell(base, ahead);
         }
         const std::size_t t = target(i);
-        if (t >= cells) {
-            reject(i);
-            continue;
-        }
-        add_term(out, t, value(i));
+        if (t < cells) add_term(base, t, value(i), spills);
+        else if (bad == none) bad = i;
     }
+    return bad;
+}
+
+// The input-chunk scatter (Step T3 of docs/algorithms/compact-reference-array.md): thread k adds the terms of the
+// k-th contiguous chunk of positions into its own array of partial cells; then every cell of `out` takes its partial
+// cells merged (merge_cell), threads over ranges of cells. Each thread reads only its chunk; T partial arrays of
+// out.size() cells are the cost, so scatter_terms takes this path only when there are many terms per cell.
+template <class Target, class Value>
+std::size_t scatter_by_chunks(compact_reference_array& out, std::size_t n, std::size_t chunks, Target& target,
+                              Value& value) {
+    const std::size_t cells = out.size();
+    const std::size_t length = detail::chunk_length(n, chunks, 1), used = (n + length - 1) / length;
+    std::vector<compact_reference_array::cell_vector> partial(used);
+    std::vector<std::vector<compact_reference_array::spill>> partial_pairs(used), own(used);
+    std::vector<std::size_t> bad(used, none);
+    std::vector<compact_reference_array::spill>& shared = out.spills();
+    cell* const base = out.cells().data();
+    const std::size_t width = detail::chunk_length(cells, used, 1);
+    std::exception_ptr error;
+    auto keep = [&error] {
+#pragma omp critical(exactref_scatter_error)
+        if (!error) error = std::current_exception();
+    };
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+    for (std::size_t k = 0; k < used; ++k) {
+        try {
+            partial[k].assign(cells, cell{});
+            const spill_list pairs{&partial_pairs[k], &partial_pairs[k]};
+            bad[k] = scatter_in_order(partial[k].data(), cells, k * length, std::min(n, (k + 1) * length), target,
+                                      value, pairs);
+        } catch (...) {
+            keep();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(used))
+    for (std::size_t r = 0; r < used; ++r) {
+        try {
+            const spill_list spills{&shared, &own[r], (r + 1) << 48};
+            for (std::size_t i = std::min(cells, r * width); i < std::min(cells, (r + 1) * width); ++i)
+                for (std::size_t k = 0; k < used; ++k) {
+                    const cell& from = partial[k][i];
+                    merge_cell(base[i], from, (from.state & cell_spilled) ? &partial_pairs[k][from.sum_lo] : nullptr,
+                               spills);
+                }
+        } catch (...) {
+            keep();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    finish_cells(out, own, static_cast<unsigned>(used));
+    for (std::size_t b : bad)
+        if (b != none) return b;  // chunks in input order: the first chunk's first
+    return none;
+}
+
+// Adds value(i) to element target(i) of `out` for i = 0 .. n-1, in input order, on up to `threads` threads, and
+// finishes the array. target(i) is pure and does not throw; a result >= out.size() is out of range: reject(i) is then
+// called with the first such position in input order, once, after the scatter, and must throw (naming it) or return
+// to drop every such value. The one scatter loop of segment_sum, bincount, add_at and rank-1 scatter_add and
+// index_add. With at least 8 terms per cell, threads take contiguous chunks of the input into partial cells merged
+// at the end (scatter_by_chunks); otherwise ranges of the output (run_partitioned). Either way every cell ends as
+// one thread would leave it. It is bound by the work per term (add_part) and the cell accesses: a radix partition of
+// the input by target (each bucket's cells within L2) measured slower at 10^5 cells and ~8% faster at 10^6
+// (docs/scatter.md).
+template <floating_format T, class Target, class Value, class Reject>
+void scatter_terms(compact_reference_array& out, std::size_t n, Target target, Value value, Reject reject,
+                   unsigned threads) {
+    const std::size_t cells = out.size();
+    constexpr std::size_t min_terms_per_cell = 8;  // so that the T partial arrays cost little beside the terms
+    const std::size_t chunks = detail::chunk_count(n, threads);
+    if (chunks > 1 && cells <= n / min_terms_per_cell) {
+        if (const std::size_t bad = scatter_by_chunks(out, n, chunks, target, value); bad != none) reject(bad);
+        return;
+    }
+    std::atomic<std::size_t> first_bad{none};
+    run_partitioned(out, n, threads, 1, [&](cell* base, std::size_t lo, std::size_t hi, const spill_list& spills) {
+        std::size_t bad = none;
+        if (lo == 0 && hi == cells) {  // one thread: every target in range is its own
+            bad = scatter_in_order(base, cells, 0, n, target, value, spills);
+        } else {
+            // Several threads: which terms are this thread's is a coin flip per term on random ids, so a branch on
+            // it would mispredict half the time. Each block of positions is first compacted without a branch into
+            // the list of this thread's (position, target), then added as on one thread.
+            const std::size_t width = hi - lo;  // a target t is this thread's when t - lo < width (unsigned)
+            constexpr std::size_t block = 1024;
+            std::size_t own_position[block], own_target[block];
+            for (std::size_t start = 0; start < n; start += block) {
+                const std::size_t end = std::min(n, start + block);
+                std::size_t owned = 0;
+                for (std::size_t i = start; i < end; ++i) {
+                    const std::size_t t = target(i);
+                    own_position[owned] = i;
+                    own_target[owned] = t;
+                    owned += t - lo < width ? 1 : 0;
+                    if (t >= cells && bad == none) [[unlikely]] bad = i;
+                }
+                for (std::size_t k = 0; k < owned; ++k) {
+                    if (k + prefetch_distance < owned) prefetch_cell(base, own_target[k + prefetch_distance]);
+                    add_term(base, own_target[k], value(own_position[k]), spills);
+                }
+            }
+        }
+        if (lo == 0) first_bad.store(bad, std::memory_order_relaxed);  // every range sees the same first position
+    });
+    if (const std::size_t bad = first_bad.load(std::memory_order_relaxed); bad != none) reject(bad);
+}
+
+// initial[i] as the first term of element i, on the calling thread (builder form; a run_partitioned finishes it).
+template <floating_format T>
+void add_initial(compact_reference_array& out, std::span<const T> initial) {
+    cell* cells = out.cells().data();
+    const spill_list spills{&out.spills(), &out.spills()};
+    for (std::size_t i = 0; i < initial.size(); ++i) add_term(cells, i, initial[i], spills);
 }
 
 template <floating_format T>
@@ -651,7 +996,7 @@ compact_reference_array with_initial(const char* function, std::span<const T> in
     const std::size_t n = elements_of(function, "initial", shape);
     check_length(function, "initial", initial.size(), n, "its shape " + shape_text(shape));
     compact_reference_array out(shape, format_traits<T>::info.id);
-    for (std::size_t i = 0; i < n; ++i) add_term(out, i, initial[i]);
+    add_initial(out, initial);
     return out;
 }
 
@@ -659,12 +1004,14 @@ compact_reference_array with_initial(const char* function, std::span<const T> in
 
 template <floating_format T, index_type I>
 compact_reference_array segment_sum(std::span<const T> values, std::span<const I> segment_ids,
-                                    std::size_t num_segments, std::span<const T> initial, out_of_range ids) {
+                                    std::size_t num_segments, std::span<const T> initial, out_of_range ids,
+                                    unsigned threads) {
     const char* fn = "segment_sum";
+    const unsigned workers = detail::resolve_threads(threads);
     check_length(fn, "segment_ids", segment_ids.size(), values.size(), "one segment id per value");
     if (!initial.empty()) check_length(fn, "initial", initial.size(), num_segments, "one initial value per segment");
     compact_reference_array out({num_segments}, format_traits<T>::info.id);
-    for (std::size_t k = 0; k < initial.size(); ++k) add_term(out, k, initial[k]);
+    add_initial(out, initial);
     scatter_terms<T>(
         out, values.size(), [&](std::size_t i) { return cell_index(segment_ids[i]); },
         [&](std::size_t i) { return values[i]; },
@@ -672,15 +1019,17 @@ compact_reference_array segment_sum(std::span<const T> values, std::span<const I
             if (ids == out_of_range::drop) return;
             bad_index(fn, "segment_ids", i, segment_ids[i], num_segments,
                       "pass num_segments > the largest id, or drop such values (out_of_range::drop)");
-        });
+        },
+        workers);
     return out;
 }
 
 template <floating_format T, index_type I>
 compact_reference_array scatter_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
                                     std::span<const I> index, const array_shape& index_shape,
-                                    std::span<const T> src, const array_shape& src_shape) {
+                                    std::span<const T> src, const array_shape& src_shape, unsigned threads) {
     const char* fn = "scatter_add";
+    const unsigned workers = detail::resolve_threads(threads);
     compact_reference_array out = with_initial(fn, initial, initial_shape);
     const std::size_t ni = elements_of(fn, "index", index_shape);
     const std::size_t ns = elements_of(fn, "src", src_shape);
@@ -711,28 +1060,32 @@ compact_reference_array scatter_add(std::span<const T> initial, const array_shap
             out, cols, [&](std::size_t j) { return cell_index(index[j]); }, [&](std::size_t j) { return src[j]; },
             [&](std::size_t j) {
                 bad_index(fn, "index", j, index[j], extent, "every index must address an element of initial along dim");
-            });
+            },
+            workers);
         return out;
     }
-    for (std::size_t i = 0; i < rows; ++i) {
-        for (std::size_t j = 0; j < cols; ++j) {
-            const std::size_t position = i * cols + j;
-            const I v = index[position];
-            if (v < 0 || static_cast<std::uint64_t>(v) >= extent)
-                bad_index(fn, "index", position, v, extent, "every index must address an element of initial along dim");
-            const auto k = static_cast<std::size_t>(v);
-            const std::size_t target = rank == 1 ? k : (dim == 0 ? k * out_cols + j : i * out_cols + k);
-            add_term(out, target, src[i * src_cols + j]);
-        }
-    }
+    for (std::size_t position = 0; position < index.size(); ++position)
+        if (index[position] < 0 || static_cast<std::uint64_t>(index[position]) >= extent)
+            bad_index(fn, "index", position, index[position], extent,
+                      "every index must address an element of initial along dim");
+    run_partitioned(out, index.size(), workers, 1,
+                    [&](cell* cells, std::size_t lo, std::size_t hi, const spill_list& spills) {
+                        for (std::size_t i = 0; i < rows; ++i)
+                            for (std::size_t j = 0; j < cols; ++j) {
+                                const auto k = static_cast<std::size_t>(index[i * cols + j]);  // checked above
+                                const std::size_t target = dim == 0 ? k * out_cols + j : i * out_cols + k;
+                                if (target - lo < hi - lo) add_term(cells, target, src[i * src_cols + j], spills);
+                            }
+                    });
     return out;
 }
 
 template <floating_format T, index_type I>
 compact_reference_array index_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
                                   std::span<const I> index, std::span<const T> source,
-                                  const array_shape& source_shape) {
+                                  const array_shape& source_shape, unsigned threads) {
     const char* fn = "index_add";
+    const unsigned workers = detail::resolve_threads(threads);
     compact_reference_array out = with_initial(fn, initial, initial_shape);
     const std::size_t ns = elements_of(fn, "source", source_shape);
     check_length(fn, "source", source.size(), ns, "its shape " + shape_text(source_shape));
@@ -755,22 +1108,26 @@ compact_reference_array index_add(std::span<const T> initial, const array_shape&
     if (rank == 1) {
         scatter_terms<T>(
             out, index.size(), [&](std::size_t p) { return static_cast<std::size_t>(index[p]); },  // checked above
-            [&](std::size_t p) { return source[p]; }, [](std::size_t) {});
+            [&](std::size_t p) { return source[p]; }, [](std::size_t) {}, workers);
         return out;
     }
     const std::size_t rows = source_shape[0], cols = source_shape[1], out_cols = initial_shape[1];
-    for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j) {
-            const std::size_t target = d == 0 ? static_cast<std::size_t>(index[i]) * out_cols + j
-                                              : i * out_cols + static_cast<std::size_t>(index[j]);
-            add_term(out, target, source[i * cols + j]);
-        }
+    run_partitioned(out, ns, workers, 1, [&](cell* cells, std::size_t lo, std::size_t hi, const spill_list& spills) {
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                const std::size_t target = d == 0 ? static_cast<std::size_t>(index[i]) * out_cols + j
+                                                  : i * out_cols + static_cast<std::size_t>(index[j]);
+                if (target - lo < hi - lo) add_term(cells, target, source[i * cols + j], spills);
+            }
+    });
     return out;
 }
 
 template <floating_format T, index_type I>
-compact_reference_array add_at(std::span<const T> initial, std::span<const I> indices, std::span<const T> values) {
+compact_reference_array add_at(std::span<const T> initial, std::span<const I> indices, std::span<const T> values,
+                               unsigned threads) {
     const char* fn = "add_at";
+    const unsigned workers = detail::resolve_threads(threads);
     if (values.size() != indices.size() && values.size() != 1)
         throw std::invalid_argument(std::string(fn) + ": values has " + std::to_string(values.size()) +
                                     " elements for " + std::to_string(indices.size()) +
@@ -790,13 +1147,16 @@ compact_reference_array add_at(std::span<const T> initial, std::span<const I> in
                                         std::to_string(indices[i]) + " is out of bounds for an array of " +
                                         std::to_string(n) + " elements (numpy accepts -" + std::to_string(n) +
                                         " .. " + std::to_string(n - 1) + ")");
-        });
+        },
+        workers);
     return out;
 }
 
 template <floating_format T, index_type I>
-compact_reference_array bincount(std::span<const I> x, std::span<const T> weights, std::size_t minlength) {
+compact_reference_array bincount(std::span<const I> x, std::span<const T> weights, std::size_t minlength,
+                                 unsigned threads) {
     const char* fn = "bincount";
+    const unsigned workers = detail::resolve_threads(threads);
     check_length(fn, "weights", weights.size(), x.size(), "one weight per element of x");
     std::size_t length = minlength;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -808,15 +1168,16 @@ compact_reference_array bincount(std::span<const I> x, std::span<const T> weight
     compact_reference_array out({length}, format_traits<T>::info.id);
     scatter_terms<T>(
         out, x.size(), [&](std::size_t i) { return static_cast<std::size_t>(x[i]); },  // checked above
-        [&](std::size_t i) { return weights[i]; }, [](std::size_t) {});
+        [&](std::size_t i) { return weights[i]; }, [](std::size_t) {}, workers);
     return out;
 }
 
 template <floating_format T, index_type I>
 compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t num_embeddings, std::size_t dim,
                                           std::span<const I> indices, std::span<const I> offsets,
-                                          bool include_last_offset) {
+                                          bool include_last_offset, unsigned threads) {
     const char* fn = "embedding_bag_sum";
+    const unsigned workers = detail::resolve_threads(threads);
     if (dim != 0 && num_embeddings > std::numeric_limits<std::size_t>::max() / dim)
         throw std::invalid_argument(std::string(fn) + ": weight's shape overflows");
     check_length(fn, "weight", weight.size(), num_embeddings * dim, "num_embeddings x dim");
@@ -840,14 +1201,20 @@ compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t
         if (indices[k] < 0 || static_cast<std::uint64_t>(indices[k]) >= num_embeddings)
             bad_index(fn, "indices", k, indices[k], num_embeddings, "every index must name a row of weight");
     compact_reference_array out({bags, dim}, format_traits<T>::info.id);
-    for (std::size_t b = 0; b < bags; ++b) {
-        const auto begin = static_cast<std::size_t>(offsets[b]);
-        const std::size_t end = b + 1 < offsets.size() ? static_cast<std::size_t>(offsets[b + 1]) : indices.size();
-        for (std::size_t k = begin; k < end; ++k) {
-            const T* row = weight.data() + static_cast<std::size_t>(indices[k]) * dim;
-            for (std::size_t d = 0; d < dim; ++d) add_term(out, b * dim + d, row[d]);
+    // Ranges of whole bags (multiples of dim cells): a thread reads only its bags' rows.
+    const std::size_t terms = dim != 0 && indices.size() > std::numeric_limits<std::size_t>::max() / dim
+                                  ? std::numeric_limits<std::size_t>::max()
+                                  : indices.size() * dim;
+    run_partitioned(out, terms, workers, dim, [&](cell* cells, std::size_t lo, std::size_t hi, const spill_list& spills) {
+        for (std::size_t b = lo / std::max<std::size_t>(dim, 1); dim != 0 && b < hi / dim; ++b) {
+            const auto begin = static_cast<std::size_t>(offsets[b]);
+            const std::size_t end = b + 1 < offsets.size() ? static_cast<std::size_t>(offsets[b + 1]) : indices.size();
+            for (std::size_t k = begin; k < end; ++k) {
+                const T* row = weight.data() + static_cast<std::size_t>(indices[k]) * dim;
+                for (std::size_t d = 0; d < dim; ++d) add_term(cells, b * dim + d, row[d], spills);
+            }
         }
-    }
+    });
     return out;
 }
 
@@ -1076,16 +1443,19 @@ EXACTREF_CELL_ENTRIES(bfloat16)
 
 #define EXACTREF_SCATTER_INDEX(T, I)                                                                                \
     template compact_reference_array segment_sum<T, I>(std::span<const T>, std::span<const I>, std::size_t,         \
-                                                       std::span<const T>, out_of_range);                           \
+                                                       std::span<const T>, out_of_range, unsigned);                 \
     template compact_reference_array scatter_add<T, I>(std::span<const T>, const array_shape&, int,                 \
                                                        std::span<const I>, const array_shape&, std::span<const T>,  \
-                                                       const array_shape&);                                         \
+                                                       const array_shape&, unsigned);                               \
     template compact_reference_array index_add<T, I>(std::span<const T>, const array_shape&, int,                   \
-                                                     std::span<const I>, std::span<const T>, const array_shape&);   \
-    template compact_reference_array add_at<T, I>(std::span<const T>, std::span<const I>, std::span<const T>);      \
-    template compact_reference_array bincount<T, I>(std::span<const I>, std::span<const T>, std::size_t);           \
+                                                     std::span<const I>, std::span<const T>, const array_shape&,    \
+                                                     unsigned);                                                     \
+    template compact_reference_array add_at<T, I>(std::span<const T>, std::span<const I>, std::span<const T>,       \
+                                                  unsigned);                                                        \
+    template compact_reference_array bincount<T, I>(std::span<const I>, std::span<const T>, std::size_t, unsigned); \
     template compact_reference_array embedding_bag_sum<T, I>(std::span<const T>, std::size_t, std::size_t,          \
-                                                             std::span<const I>, std::span<const I>, bool);
+                                                             std::span<const I>, std::span<const I>, bool,      \
+                                                             unsigned);
 #define EXACTREF_SCATTER(T)                                                                                        \
     EXACTREF_SCATTER_INDEX(T, std::int32_t)                                                                        \
     EXACTREF_SCATTER_INDEX(T, std::int64_t)                                                                        \

@@ -135,7 +135,9 @@ public:
     std::size_t spilled() const noexcept;
 
     /// One element's state: Σt = sum·2^exponent, Σ|t| = abs·2^exponent (two's complement 128-bit words, low first),
-    /// or, when spilled, a superaccumulator pair. Internal (src/scatter.cpp, src/covers.cpp).
+    /// or, when spilled, a superaccumulator pair. Internal (src/scatter.cpp, src/covers.cpp). Every finished array
+    /// holds this form; only while a builder of src/scatter.cpp runs do its cells hold the positive and negative parts
+    /// of the terms instead (docs/algorithms/compact-reference-array.md, "Builder form").
     struct cell {
         std::uint64_t abs_lo = 0, abs_hi = 0;  // Σ|t| / 2^exponent, < 2^126
         std::uint64_t sum_lo = 0, sum_hi = 0;  // Σt / 2^exponent (or the spill index when spilled)
@@ -266,6 +268,17 @@ using CompactReferenceArray = compact_reference_array;
 template <class I>
 concept index_type = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
 
+/// Threads of every builder below (threads = 0: exactref/threads.h's resolve_threads, EXACTREF_NUM_THREADS, else
+/// OMP_NUM_THREADS, else every core; or that many), the same bits for every count (values, counts, flags, spills):
+///   - the one-dimensional scatters with >= 8 terms per element: each thread adds a contiguous chunk of the input
+///     into its own partial cells (48 bytes per element more per thread), merged exactly at the end; an element's
+///     compact state depends only on its terms, not their order (docs/algorithms/compact-reference-array.md, T3);
+///   - otherwise: the output is cut into contiguous ranges of elements, one per thread; each thread reads every index
+///     and adds, in input order, the terms of its own elements (a heavy element, every id equal, is one thread's).
+/// Fewer than 2 x detail::min_chunk_terms terms (65536) run on the calling thread, with no parallel region. Errors
+/// name the same first offending position for every count. Throws std::invalid_argument, naming the variable,
+/// for a bad EXACTREF_NUM_THREADS / OMP_NUM_THREADS when threads == 0.
+///
 /// What a builder does with an index outside the output: refuse it (std::invalid_argument naming the argument and
 /// its first offending position) or drop the update (jax.ops.segment_sum, tf.math.unsorted_segment_sum with
 /// negative ids).
@@ -281,7 +294,7 @@ enum class out_of_range { error, drop };
 template <floating_format T, index_type I>
 compact_reference_array segment_sum(std::span<const T> values, std::span<const I> segment_ids,
                                     std::size_t num_segments, std::span<const T> initial = {},
-                                    out_of_range ids = out_of_range::error);
+                                    out_of_range ids = out_of_range::error, unsigned threads = 0);
 
 /// A shape of rank 1 ({n}) or 2 ({rows, cols}), row-major.
 using array_shape = std::vector<std::size_t>;
@@ -294,25 +307,28 @@ using array_shape = std::vector<std::size_t>;
 template <floating_format T, index_type I>
 compact_reference_array scatter_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
                                     std::span<const I> index, const array_shape& index_shape,
-                                    std::span<const T> src, const array_shape& src_shape);
+                                    std::span<const T> src, const array_shape& src_shape, unsigned threads = 0);
 
 /// torch.Tensor.index_add_(dim, index, source) onto `initial` (rank 1 or 2):
 ///   dim 0:  out[index[i], :] += source[i, :];   dim 1:  out[:, index[j]] += source[:, j]
 /// index has source.shape[dim] entries in [0, initial.shape[dim]); source's other extent equals initial's.
 template <floating_format T, index_type I>
 compact_reference_array index_add(std::span<const T> initial, const array_shape& initial_shape, int dim,
-                                  std::span<const I> index, std::span<const T> source, const array_shape& source_shape);
+                                  std::span<const I> index, std::span<const T> source, const array_shape& source_shape,
+                                  unsigned threads = 0);
 
 /// np.add.at(a, indices, values) on a 1-D `initial`: out[indices[i]] += values[i] (values.size() == indices.size(),
 /// or one value broadcast to every index). Negative indices count from the end, as numpy's; others outside
 /// [-n, n) are refused.
 template <floating_format T, index_type I>
-compact_reference_array add_at(std::span<const T> initial, std::span<const I> indices, std::span<const T> values);
+compact_reference_array add_at(std::span<const T> initial, std::span<const I> indices, std::span<const T> values,
+                               unsigned threads = 0);
 
 /// np.bincount(x, weights, minlength): out[k] = Σ_{i: x[i] = k} weights[i], length max(max(x) + 1, minlength).
 /// Negative x refused (numpy's ValueError). An empty x gives minlength elements with no terms.
 template <floating_format T, index_type I>
-compact_reference_array bincount(std::span<const I> x, std::span<const T> weights, std::size_t minlength = 0);
+compact_reference_array bincount(std::span<const I> x, std::span<const T> weights, std::size_t minlength = 0,
+                                 unsigned threads = 0);
 
 /// torch.nn.functional.embedding_bag(input, weight, offsets, mode="sum"): weight is num_embeddings x dim;
 /// bag b holds indices[offsets[b] .. offsets[b+1]) (the last bag runs to the end, or with include_last_offset the
@@ -321,7 +337,7 @@ compact_reference_array bincount(std::span<const I> x, std::span<const T> weight
 template <floating_format T, index_type I>
 compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t num_embeddings, std::size_t dim,
                                           std::span<const I> indices, std::span<const I> offsets,
-                                          bool include_last_offset = false);
+                                          bool include_last_offset = false, unsigned threads = 0);
 
 /// Scans (np.cumsum, torch.cumsum, CUB/thrust inclusive_scan and exclusive_scan) along `axis` of a rank-1 or rank-2
 /// row-major array: inclusive out[i] = Σ_{k <= i} x[k], exclusive out[i] = Σ_{k < i} x[k] (out[0] has no terms,

@@ -272,24 +272,24 @@ def dot(x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(
 
 def matmul(a: Annotated[NDArray, dict(writable=False)], b: Annotated[NDArray, dict(writable=False)], c: Annotated[NDArray, dict(writable=False)] | None, as_dtype: str | None, method: str, threads: int) -> ReferenceList: ...
 
-def segment_sum(values: Annotated[NDArray, dict(writable=False)], segment_ids: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], num_segments: int, initial: Annotated[NDArray, dict(writable=False)] | None, as_dtype: str | None) -> ReferenceList:
+def segment_sum(values: Annotated[NDArray, dict(writable=False)], segment_ids: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], num_segments: int, initial: Annotated[NDArray, dict(writable=False)] | None, as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """
     Internal: exactref::segment_sum (ids outside [0, num_segments) dropped, as jax.ops.segment_sum).
     """
 
-def scatter_add(initial: Annotated[NDArray, dict(writable=False)], initial_shape: Sequence[int], dim: int, index: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], index_shape: Sequence[int], src: Annotated[NDArray, dict(writable=False)], src_shape: Sequence[int], as_dtype: str | None) -> ReferenceList:
+def scatter_add(initial: Annotated[NDArray, dict(writable=False)], initial_shape: Sequence[int], dim: int, index: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], index_shape: Sequence[int], src: Annotated[NDArray, dict(writable=False)], src_shape: Sequence[int], as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """Internal: exactref::scatter_add (torch.Tensor.scatter_add_)."""
 
-def index_add(initial: Annotated[NDArray, dict(writable=False)], initial_shape: Sequence[int], dim: int, index: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], source: Annotated[NDArray, dict(writable=False)], source_shape: Sequence[int], as_dtype: str | None) -> ReferenceList:
+def index_add(initial: Annotated[NDArray, dict(writable=False)], initial_shape: Sequence[int], dim: int, index: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], source: Annotated[NDArray, dict(writable=False)], source_shape: Sequence[int], as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """Internal: exactref::index_add (torch.Tensor.index_add_)."""
 
-def add_at(initial: Annotated[NDArray, dict(writable=False)], indices: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], values: Annotated[NDArray, dict(writable=False)], as_dtype: str | None) -> ReferenceList:
+def add_at(initial: Annotated[NDArray, dict(writable=False)], indices: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], values: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """Internal: exactref::add_at (np.add.at on a 1-D array)."""
 
-def bincount(x: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], weights: Annotated[NDArray, dict(writable=False)], minlength: int, as_dtype: str | None) -> ReferenceList:
+def bincount(x: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], weights: Annotated[NDArray, dict(writable=False)], minlength: int, as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """Internal: exactref::bincount (np.bincount with weights)."""
 
-def embedding_bag(weight: Annotated[NDArray, dict(writable=False)], num_embeddings: int, dim: int, indices: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], offsets: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], include_last_offset: bool, as_dtype: str | None) -> ReferenceList:
+def embedding_bag(weight: Annotated[NDArray, dict(writable=False)], num_embeddings: int, dim: int, indices: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], offsets: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], include_last_offset: bool, as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """
     Internal: exactref::embedding_bag_sum (torch.nn.functional.embedding_bag, mode='sum').
     """

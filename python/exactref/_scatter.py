@@ -14,6 +14,14 @@ any integer dtype (int32 and int64 are read in place, other integer types conver
 are a TypeError naming the argument). Errors name the argument and its first offending position: IndexError for an
 index outside the output where numpy and torch raise one (add_at, scatter_add, index_add, embedding_bag), ValueError
 for shapes and lengths that do not fit, negative bincount input and bad offsets.
+
+Threads (threads= of every builder; the scans run on one thread): None (default) or 0: EXACTREF_NUM_THREADS, else
+OMP_NUM_THREADS (its first entry), else every core, read at each call; or a positive int. The result is the same,
+bit for bit, for every count: with at least 8 updates per output element each thread adds a contiguous chunk of the
+updates into partial cells of its own (48 bytes per element more), merged exactly at the end; otherwise each thread
+owns a range of the output and reads every index (updates that all land on one element then gain nothing). Fewer
+than 2 x 32768 updates run on one thread, with no thread start cost. A variable that is set to anything but a positive integer is a ValueError naming it; threads=
+that is not None or an int from 0 to 65536 is a TypeError or ValueError.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import _check_device, as_count, host_array
+from ._arrays import _check_device, as_count, as_threads, host_array
 from ._hints import exactly_as
 from ._products import _as_dtype, _same_dtype
 from ._reference import Reference
@@ -115,7 +123,7 @@ def _reference(refs: Any, shape: Tuple[int, ...]) -> Reference:
 
 
 def segment_sum(values: Any, segment_ids: Any, num_segments: Optional[int] = None,
-                initial: Any = None) -> Reference:
+                initial: Any = None, *, threads: Any = None) -> Reference:
     """Exact references of jax.ops.segment_sum(values, segment_ids, num_segments) (tf.math.unsorted_segment_sum):
     out[k] = initial[k] + Σ_{i: segment_ids[i] = k} values[i] for k = 0 .. num_segments - 1.
 
@@ -125,6 +133,8 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: Optional[int] = Non
         included, are dropped, as jax.ops.segment_sum drops them (its default mode).
     initial: None (the segments start from nothing: a segment with no terms is +0.0, n_k = 0), or values that
         broadcast to (num_segments,) in the dtype of values: one more term of each segment, the existing output.
+    threads: None (default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or a positive int; the same
+        bits for every count (the module's "Threads").
     Returns a Reference of shape (num_segments,). Check results per element with standard="any_order": each
     segment's bound is (n_k - 1)·u·S_k, which covers atomics in any order (jax on GPU, XLA's scatter).
     Special values: NaN and ±Inf values make their segment's reference special (Reference.covers).
@@ -156,11 +166,11 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: Optional[int] = Non
         except ValueError:
             raise ValueError(f"{fn}: initial has shape {c.shape}; expected one value per segment, "
                              f"({count},), or one value for all") from None
-    refs = _core.segment_sum(_flat(v), _flat(ids), count, init, _as_dtype(name))
+    refs = _core.segment_sum(_flat(v), _flat(ids), count, init, _as_dtype(name), as_threads(threads))
     return _reference(refs, (count,))
 
 
-def scatter_add(initial: Any, dim: int, index: Any, src: Any) -> Reference:
+def scatter_add(initial: Any, dim: int, index: Any, src: Any, *, threads: Any = None) -> Reference:
     """Exact references of initial.scatter_add_(dim, index, src) (torch.Tensor.scatter_add_, torch.scatter_add):
     dim 0: out[index[i][j]][j] += src[i][j];  dim 1: out[i][index[i][j]] += src[i][j]  (rank 1: out[index[i]]).
 
@@ -170,6 +180,8 @@ def scatter_add(initial: Any, dim: int, index: Any, src: Any) -> Reference:
     index: integer array of initial's rank; every position (i, j) of index adds src[i][j]; index may be smaller
         than src in any dimension, and than initial outside dim (torch's rules).
     src: the updates, of initial's rank and dtype.
+    threads: None (default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or a positive int; the same
+        bits for every count (the module's "Threads").
     Returns a Reference of initial's shape. Check results per element with standard="any_order" (atomics in any
     order onto the initial value, torch's CUDA kernel).
     Raises IndexError for an index value outside [0, initial.shape[dim]) or a dim outside the rank, naming the
@@ -186,11 +198,11 @@ def scatter_add(initial: Any, dim: int, index: Any, src: Any) -> Reference:
         _check_range(fn, "index", idx, 0, c.shape[d], f"every index must address an element of initial along "
                                                       f"dim {d} (of length {c.shape[d]})")
     refs = _core.scatter_add(_flat(c), list(c.shape), d, _flat(idx), list(idx.shape), _flat(s), list(s.shape),
-                             _as_dtype(name))
+                             _as_dtype(name), as_threads(threads))
     return _reference(refs, c.shape)
 
 
-def index_add(initial: Any, dim: int, index: Any, source: Any) -> Reference:
+def index_add(initial: Any, dim: int, index: Any, source: Any, *, threads: Any = None) -> Reference:
     """Exact references of initial.index_add_(dim, index, source) (torch.Tensor.index_add_, alpha = 1):
     dim 0: out[index[i], :] += source[i, :];  dim 1: out[:, index[j]] += source[:, j]  (rank 1: out[index[i]]).
 
@@ -199,6 +211,8 @@ def index_add(initial: Any, dim: int, index: Any, source: Any) -> Reference:
     dim: 0, 1, or negative.
     index: a vector of source.shape[dim] integers in [0, initial.shape[dim]), repeats allowed (they accumulate).
     source: the slices added, of initial's rank and dtype, agreeing with initial outside dim.
+    threads: None (default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or a positive int; the same
+        bits for every count (the module's "Threads").
     Returns a Reference of initial's shape. Check results per element with standard="any_order" (torch's CUDA
     index_add_ uses atomics; its CPU loop adds in index order, which any_order covers too).
     Raises IndexError for an index outside [0, initial.shape[dim]) or a dim outside the rank; ValueError for an
@@ -216,11 +230,12 @@ def index_add(initial: Any, dim: int, index: Any, source: Any) -> Reference:
                          f"along dim {d}")
     _check_range(fn, "index", idx, 0, c.shape[d], f"every index must address a slice of initial along dim {d} "
                                                   f"(of length {c.shape[d]})")
-    refs = _core.index_add(_flat(c), list(c.shape), d, _flat(idx), _flat(s), list(s.shape), _as_dtype(name))
+    refs = _core.index_add(_flat(c), list(c.shape), d, _flat(idx), _flat(s), list(s.shape), _as_dtype(name),
+                           as_threads(threads))
     return _reference(refs, c.shape)
 
 
-def add_at(initial: Any, indices: Any, values: Any) -> Reference:
+def add_at(initial: Any, indices: Any, values: Any, *, threads: Any = None) -> Reference:
     """Exact references of np.add.at(initial, indices, values) on a one-dimensional array:
     out[indices[i]] += values[i], each repeated index accumulating (unbuffered, as np.add.at).
 
@@ -229,6 +244,8 @@ def add_at(initial: Any, indices: Any, values: Any) -> Reference:
     values: one value per index, or one value for all (a scalar or shape (1,)); a Python float or a value of
         another float dtype is taken when it is exactly a value of initial's dtype (np.add.at casts it; here
         nothing is rounded).
+    threads: None (default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or a positive int; the same
+        bits for every count (the module's "Threads").
     Returns a Reference of initial's shape. np.add.at adds in index order (a left fold per element); any_order
     covers it and every other order.
     Raises IndexError for an index outside [-n, n), naming the first; ValueError for shapes that are not vectors or
@@ -254,15 +271,17 @@ def add_at(initial: Any, indices: Any, values: Any) -> Reference:
                          f"takes a vector, a vector of indices and one value per index (or one for all)")
     n = c.shape[0]
     _check_range(fn, "indices", idx, -n, n, f"the array has {n} elements (numpy accepts -{n} .. {n - 1})")
-    refs = _core.add_at(_flat(c), _flat(idx), _flat(v), _as_dtype(name))
+    refs = _core.add_at(_flat(c), _flat(idx), _flat(v), _as_dtype(name), as_threads(threads))
     return _reference(refs, c.shape)
 
 
-def bincount(x: Any, weights: Any, minlength: int = 0) -> Reference:
+def bincount(x: Any, weights: Any, minlength: int = 0, *, threads: Any = None) -> Reference:
     """Exact references of np.bincount(x, weights, minlength): out[k] = Σ_{i: x[i] = k} weights[i].
 
     x: a vector of non-negative integers. weights: a vector of len(x) float64/float32/float16/bfloat16 values.
     minlength: the least length of the output.
+    threads: None (default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or a positive int; the same
+        bits for every count (the module's "Threads").
     Returns a Reference of shape (max(max(x) + 1, minlength),); a bin no value lands in has no terms (+0.0).
     np.bincount adds in the order of x (in float64: pass its result as it is, covers() judges it as float64 with
     float64's bound); standard="any_order" covers that and any other order.
@@ -279,7 +298,7 @@ def bincount(x: Any, weights: Any, minlength: int = 0) -> Reference:
         raise ValueError(f"{fn}: x has shape {idx.shape} and weights {w.shape}; both must be vectors")
     length = as_count(minlength, "minlength", context=f"{fn}: ")
     try:
-        refs = _core.bincount(_flat(idx), _flat(w), length, _as_dtype(name))
+        refs = _core.bincount(_flat(idx), _flat(w), length, _as_dtype(name), as_threads(threads))
     except MemoryError:
         bins = max(length, int(idx.max()) + 1 if idx.size else 0)
         raise MemoryError(f"{fn}: the largest x is {bins - 1:,}, so the output has {bins:,} bins (48 bytes each); "
@@ -329,7 +348,8 @@ def cumsum(x: Any, axis: Optional[int] = None, *, exclusive: bool = False) -> Re
     return _reference(refs, a.shape)
 
 
-def embedding_bag(weight: Any, indices: Any, offsets: Any = None, include_last_offset: bool = False) -> Reference:
+def embedding_bag(weight: Any, indices: Any, offsets: Any = None, include_last_offset: bool = False, *,
+                  threads: Any = None) -> Reference:
     """Exact references of torch.nn.functional.embedding_bag(indices, weight, offsets, mode="sum"):
     out[b][d] = Σ_{k in bag b} weight[indices[k]][d].
 
@@ -339,6 +359,8 @@ def embedding_bag(weight: Any, indices: Any, offsets: Any = None, include_last_o
     offsets: where each bag starts in indices: offsets[0] = 0, not decreasing; bag b is indices[offsets[b] ..
         offsets[b+1]), the last bag running to the end, or, with include_last_offset=True, the last offset closing
         the last bag (bags = len(offsets) - 1). An empty bag has no terms (+0.0, torch's zeros).
+    threads: None (default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or a positive int; the same
+        bits for every count (the module's "Threads").
     Returns a Reference of shape (bags, dim). Check results per element with standard="any_order".
     Raises IndexError for an index outside [0, num_embeddings), naming the first; ValueError for bad offsets (a
     first offset that is not 0, a decreasing one, one past the end), shapes that do not fit, or 1-D indices
@@ -372,6 +394,6 @@ def embedding_bag(weight: Any, indices: Any, offsets: Any = None, include_last_o
     _check_range(fn, "indices", idx, 0, num_embeddings, f"every index must name a row of weight "
                                                         f"({num_embeddings} rows)")
     refs = _core.embedding_bag(_flat(w), num_embeddings, dim, flat_idx, offs, bool(include_last_offset),
-                               _as_dtype(name))
+                               _as_dtype(name), as_threads(threads))
     bags = len(offs) - 1 if include_last_offset else len(offs)
     return _reference(refs, (max(bags, 0), dim))

@@ -24,6 +24,7 @@
 
 #include "arrays.h"
 #include "exactref/scatter.h"
+#include "exactref/threads.h"  // detail::resolve_threads
 #include "references.h"
 
 namespace exactref::python {
@@ -88,7 +89,9 @@ reference_list build_typed(const host_view& values, const index_input& index, co
 }
 
 reference_list segment_sum_py(const any_array& values, const index_input& ids, std::size_t num_segments,
-                              const std::optional<any_array>& initial, const std::optional<std::string>& as_dtype) {
+                              const std::optional<any_array>& initial, const std::optional<std::string>& as_dtype,
+                              unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);  // ValueError naming a bad variable
     const host_view v = view_of(values, as_dtype, "values");
     std::optional<host_view> c;
     if (initial) c = view_of(*initial, as_dtype, "initial");
@@ -97,63 +100,69 @@ reference_list segment_sum_py(const any_array& values, const index_input& ids, s
         using I = decltype(i);
         const std::span<const T> init = c ? span_of<T>(*c, "initial") : std::span<const T>();
         return segment_sum<T, I>(span_of<T>(v, "values"), indices_of<I>(ids), num_segments, init,
-                                 out_of_range::drop);  // jax.ops.segment_sum drops such ids
+                                 out_of_range::drop, workers);  // jax.ops.segment_sum drops such ids
     });
 }
 
 reference_list scatter_add_py(const any_array& initial, const array_shape& initial_shape, int dim,
                               const index_input& index, const array_shape& index_shape, const any_array& src,
-                              const array_shape& src_shape, const std::optional<std::string>& as_dtype) {
+                              const array_shape& src_shape, const std::optional<std::string>& as_dtype,
+                              unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);
     const host_view c = view_of(initial, as_dtype, "initial"), s = view_of(src, as_dtype, "src");
     return build_typed(c, index, "index", [&](auto t, auto i) {
         using T = decltype(t);
         using I = decltype(i);
         return scatter_add<T, I>(span_of<T>(c, "initial"), initial_shape, dim, indices_of<I>(index), index_shape,
-                                 span_of<T>(s, "src"), src_shape);
+                                 span_of<T>(s, "src"), src_shape, workers);
     });
 }
 
 reference_list index_add_py(const any_array& initial, const array_shape& initial_shape, int dim,
                             const index_input& index, const any_array& source, const array_shape& source_shape,
-                            const std::optional<std::string>& as_dtype) {
+                            const std::optional<std::string>& as_dtype, unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);
     const host_view c = view_of(initial, as_dtype, "initial"), s = view_of(source, as_dtype, "source");
     return build_typed(c, index, "index", [&](auto t, auto i) {
         using T = decltype(t);
         using I = decltype(i);
         return index_add<T, I>(span_of<T>(c, "initial"), initial_shape, dim, indices_of<I>(index),
-                               span_of<T>(s, "source"), source_shape);
+                               span_of<T>(s, "source"), source_shape, workers);
     });
 }
 
 reference_list add_at_py(const any_array& initial, const index_input& indices, const any_array& values,
-                         const std::optional<std::string>& as_dtype) {
+                         const std::optional<std::string>& as_dtype, unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);
     const host_view c = view_of(initial, as_dtype, "initial"), v = view_of(values, as_dtype, "values");
     return build_typed(c, indices, "indices", [&](auto t, auto i) {
         using T = decltype(t);
         using I = decltype(i);
-        return add_at<T, I>(span_of<T>(c, "initial"), indices_of<I>(indices), span_of<T>(v, "values"));
+        return add_at<T, I>(span_of<T>(c, "initial"), indices_of<I>(indices), span_of<T>(v, "values"), workers);
     });
 }
 
 reference_list bincount_py(const index_input& x, const any_array& weights, std::size_t minlength,
-                           const std::optional<std::string>& as_dtype) {
+                           const std::optional<std::string>& as_dtype, unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);
     const host_view w = view_of(weights, as_dtype, "weights");
     return build_typed(w, x, "x", [&](auto t, auto i) {
         using T = decltype(t);
         using I = decltype(i);
-        return bincount<T, I>(indices_of<I>(x), span_of<T>(w, "weights"), minlength);
+        return bincount<T, I>(indices_of<I>(x), span_of<T>(w, "weights"), minlength, workers);
     });
 }
 
 reference_list embedding_bag_py(const any_array& weight, std::size_t num_embeddings, std::size_t dim,
                                 const index_input& indices, const index_input& offsets, bool include_last_offset,
-                                const std::optional<std::string>& as_dtype) {
+                                const std::optional<std::string>& as_dtype, unsigned threads) {
+    const unsigned workers = detail::resolve_threads(threads);
     const host_view w = view_of(weight, as_dtype, "weight");
     return build_typed(w, indices, "indices", [&](auto t, auto i) {
         using T = decltype(t);
         using I = decltype(i);
         return embedding_bag_sum<T, I>(span_of<T>(w, "weight"), num_embeddings, dim, indices_of<I>(indices),
-                                       indices_of<I>(offsets), include_last_offset);
+                                       indices_of<I>(offsets), include_last_offset, workers);
     }, {&offsets});
 }
 
@@ -172,21 +181,22 @@ reference_list scan_py(const any_array& values, const array_shape& shape, int ax
 
 void bind_scatter(nb::module_& m) {
     m.def("segment_sum", &segment_sum_py, nb::arg("values"), nb::arg("segment_ids"), nb::arg("num_segments"),
-          nb::arg("initial").none(), nb::arg("as_dtype").none(),
+          nb::arg("initial").none(), nb::arg("as_dtype").none(), nb::arg("threads") = 0u,
           "Internal: exactref::segment_sum (ids outside [0, num_segments) dropped, as jax.ops.segment_sum).");
     m.def("scatter_add", &scatter_add_py, nb::arg("initial"), nb::arg("initial_shape"), nb::arg("dim"),
           nb::arg("index"), nb::arg("index_shape"), nb::arg("src"), nb::arg("src_shape"), nb::arg("as_dtype").none(),
+          nb::arg("threads") = 0u,
           "Internal: exactref::scatter_add (torch.Tensor.scatter_add_).");
     m.def("index_add", &index_add_py, nb::arg("initial"), nb::arg("initial_shape"), nb::arg("dim"), nb::arg("index"),
-          nb::arg("source"), nb::arg("source_shape"), nb::arg("as_dtype").none(),
+          nb::arg("source"), nb::arg("source_shape"), nb::arg("as_dtype").none(), nb::arg("threads") = 0u,
           "Internal: exactref::index_add (torch.Tensor.index_add_).");
     m.def("add_at", &add_at_py, nb::arg("initial"), nb::arg("indices"), nb::arg("values"), nb::arg("as_dtype").none(),
-          "Internal: exactref::add_at (np.add.at on a 1-D array).");
+          nb::arg("threads") = 0u, "Internal: exactref::add_at (np.add.at on a 1-D array).");
     m.def("bincount", &bincount_py, nb::arg("x"), nb::arg("weights"), nb::arg("minlength"), nb::arg("as_dtype").none(),
-          "Internal: exactref::bincount (np.bincount with weights).");
+          nb::arg("threads") = 0u, "Internal: exactref::bincount (np.bincount with weights).");
     m.def("embedding_bag", &embedding_bag_py, nb::arg("weight"), nb::arg("num_embeddings"), nb::arg("dim"),
           nb::arg("indices"), nb::arg("offsets"), nb::arg("include_last_offset"), nb::arg("as_dtype").none(),
-          "Internal: exactref::embedding_bag_sum (torch.nn.functional.embedding_bag, mode='sum').");
+          nb::arg("threads") = 0u, "Internal: exactref::embedding_bag_sum (torch.nn.functional.embedding_bag, mode='sum').");
     m.def("scan", &scan_py, nb::arg("x"), nb::arg("shape"), nb::arg("axis"), nb::arg("inclusive"),
           nb::arg("as_dtype").none(), "Internal: exactref::inclusive_scan / exclusive_scan along axis.");
 }
