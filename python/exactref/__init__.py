@@ -68,7 +68,7 @@ def _axes(axis: _Union[None, int, _Sequence[int]], ndim: int) -> tuple:
         try:
             i = _normalize_axis(a, ndim)
         except TypeError:
-            raise TypeError(f"axis={axis!r}: expected None, an int or a tuple of ints") from None
+            raise TypeError(f"axis={axis!r}: expected None, an int or a tuple of ints (not a bool)") from None
         if i in out:
             raise ValueError(f"axis={axis!r}: axis {i} repeated")
         out.append(i)
@@ -76,6 +76,8 @@ def _axes(axis: _Union[None, int, _Sequence[int]], ndim: int) -> tuple:
 
 
 def _normalize_axis(a: _Any, ndim: int) -> int:
+    if isinstance(a, (bool, _np.bool_)):  # True is an int to Python, but axis=True is a mistake (numpy refuses it)
+        raise TypeError("a bool is not an axis")
     i = _operator.index(a)
     if not -ndim <= i < ndim:
         raise ValueError(f"axis {i} is out of bounds for an array of dimension {ndim}")

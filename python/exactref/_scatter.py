@@ -96,9 +96,11 @@ def _check_range(fn: str, what: str, index: np.ndarray, low: int, high: int, rul
 
 def _dim(value: Any, rank: int, fn: str) -> int:
     try:
+        if isinstance(value, (bool, np.bool_)):  # an int to Python, but dim=True is a mistake (torch refuses it)
+            raise TypeError
         d = operator.index(value)
     except TypeError:
-        raise TypeError(f"{fn}: dim={value!r}: expected an integer") from None
+        raise TypeError(f"{fn}: dim={value!r}: expected an integer (not a bool)") from None
     if not -rank <= d < rank:
         raise IndexError(f"{fn}: dim={d} is out of range for an array of rank {rank} (expected {-rank} .. "
                          f"{rank - 1})")
@@ -338,9 +340,11 @@ def cumsum(x: Any, axis: Optional[int] = None, *, exclusive: bool = False) -> Re
             raise ValueError(f"{fn}: x has shape {a.shape}; er.cumsum takes rank 1 or 2 with an axis (axis=None "
                              f"flattens any rank)")
         try:
+            if isinstance(axis, (bool, np.bool_)):  # an int to Python, but axis=True is a mistake (numpy refuses it)
+                raise TypeError
             d = operator.index(axis)
         except TypeError:
-            raise TypeError(f"{fn}: axis={axis!r}: expected None or an integer") from None
+            raise TypeError(f"{fn}: axis={axis!r}: expected None or an integer (not a bool)") from None
         if not -a.ndim <= d < a.ndim:
             raise ValueError(f"{fn}: axis {d} is out of bounds for an array of dimension {a.ndim}")
         d = d + a.ndim if d < 0 else d

@@ -390,6 +390,16 @@ def test_index_errors_name_the_argument_and_position():
         er.scatter_add(np.zeros((3, 2)), 2, np.zeros((1, 1), np.int64), np.ones((1, 1)))
 
 
+def test_bool_axes_and_dims_are_refused():
+    # True is an int to Python; numpy and torch refuse it as an axis or dim, and so does exactref (no silent axis 1).
+    with pytest.raises(TypeError, match=r"cumsum: axis=True: expected None or an integer \(not a bool\)"):
+        er.cumsum(np.ones((2, 3)), axis=True)
+    with pytest.raises(TypeError, match=r"index_add: dim=True: expected an integer \(not a bool\)"):
+        er.index_add(np.zeros((2, 2)), True, [0, 1], np.ones((2, 2)))
+    with pytest.raises(TypeError, match=r"scatter_add: dim=False: expected an integer \(not a bool\)"):
+        er.scatter_add(np.zeros((3, 2)), False, np.zeros((1, 1), np.int64), np.ones((1, 1)))
+
+
 def test_value_errors_name_the_argument():
     with pytest.raises(ValueError, match=r"bincount: x\[2\] = -1 is negative"):
         er.bincount([0, 1, -1], [1.0, 2.0, 3.0])

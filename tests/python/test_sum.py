@@ -325,6 +325,13 @@ def test_bad_axis():
         er.sum(x, axis=(1, -1))
     with pytest.raises(TypeError, match="axis"):
         er.sum(x, axis=1.5)
+    # A bool is an int to Python, but numpy refuses it as an axis: er.sum(x, True) (keepdims passed by position)
+    # must not sum over axis 1.
+    for bad in (True, False, np.True_, (0, True)):
+        with pytest.raises(TypeError, match="not a bool"):
+            er.sum(x, axis=bad)
+    with pytest.raises(TypeError, match="not a bool"):
+        er.sum(x, True)
 
 
 def test_contiguous_input_is_not_copied():
