@@ -322,6 +322,11 @@ namespace {
 [[noreturn, gnu::cold, gnu::noinline]] void throw_empty_group(const standard& model, std::size_t i,
                                                               std::uint64_t items) {
     const level& l = model.levels[i];
+    if (items == 0)  // no group count fits: the sum has no terms at all
+        throw std::invalid_argument("standard '" + model.name() + "': level " + std::to_string(i + 1) + " asks for " +
+                                    std::to_string(l.size) +
+                                    " groups of 0 items: a structured standard needs at least one term; an empty "
+                                    "sum is exactly +0.0 (judge it without the structure, e.g. with exact)");
     throw std::invalid_argument(
         "standard '" + model.name() + "': level " + std::to_string(i + 1) + " asks for " + std::to_string(l.size) +
         " groups of " + std::to_string(items) + " items, so a group would be empty: give at most " +

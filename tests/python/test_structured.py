@@ -276,6 +276,16 @@ def test_a_structure_that_does_not_apply_is_refused_with_the_spelling(structure,
         er.sum(gauss32(10000, 10), structure=structure)
 
 
+def test_a_structure_over_an_empty_sum_says_so_without_an_impossible_advice():
+    # Before: "give at most 0 (fold/0 describes the same kernel ...)", a spelling the parser itself refuses.
+    for call in (lambda: er.sum(np.zeros(0, np.float32), structure="levels:fold/4,any"),
+                 lambda: er.sum(np.zeros((5, 0), np.float32), axis=1, structure="levels:fold/4,any")):
+        with pytest.raises(ValueError, match=re.escape("asks for 4 groups of 0 items: a structured standard needs at "
+                                                       "least one term; an empty sum is exactly +0.0")) as e:
+            call()
+        assert "fold/0" not in str(e.value)
+
+
 # ---- dot products ------------------------------------------------------------------------------------------------------
 
 def split_k_dot(x, y, chunks, fused):
