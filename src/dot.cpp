@@ -504,7 +504,8 @@ void extraction_blocks(std::size_t n, int min_top, int max_top, Attempt attempt,
         if (skip == 0 && in_range(top)) {
             double largest = 0;
             bool kept = attempt(start, len, top, largest);
-            const int own = next_top(largest) - 1;
+            const int largest_top = next_top(largest);  // INT_MIN when every product was zero
+            const int own = largest_top == INT_MIN ? INT_MIN : largest_top - 1;
             if (!kept && std::isfinite(largest) && own != top && in_range(own)) kept = attempt(start, len, own, largest);
             if (kept) {
                 refusals = 0;
