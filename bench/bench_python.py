@@ -332,18 +332,11 @@ def main():
     if args.covers:
         covers_cases(args.rounds)
         return 0
-    if args.batched:
-        batched_cases(args.rounds, np.random.default_rng(args.seed))
-        return 0
-    if args.axis:
-        axis_cases(args.rounds, np.random.default_rng(args.seed))
-        return 0
-    if args.scatter:
-        scatter_cases(args.rounds, np.random.default_rng(args.seed))
-        return 0
-    if args.xsum_wide:
-        xsum_wide_cases(args.rounds, np.random.default_rng(args.seed))
-        return 0
+    for chosen, cases in ((args.batched, batched_cases), (args.axis, axis_cases), (args.scatter, scatter_cases),
+                          (args.xsum_wide, xsum_wide_cases)):
+        if chosen:
+            cases(args.rounds, np.random.default_rng(args.seed))
+            return 0
     rng = np.random.default_rng(args.seed)
     print(f"{args.rounds} interleaved rounds, medians; BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}; "
           f"xsum {'installed' if xsum else 'not installed (pip install xsum)'}; threads= "
