@@ -27,7 +27,8 @@ std::optional<unsigned> env_threads(const char* name, bool list) {
     if (raw == nullptr) return std::nullopt;
     const std::string_view all = trimmed(raw);
     if (all.empty()) return std::nullopt;
-    const std::string_view first = list ? trimmed(all.substr(0, all.find(','))) : all;
+    std::string_view first = list ? trimmed(all.substr(0, all.find(','))) : all;
+    if (first.size() > 1 && first.front() == '+') first.remove_prefix(1);  // "+3", as OpenMP's own parser takes it
     unsigned long value = 0;
     bool ok = !first.empty() && first.size() <= 6;
     for (char c : first) {

@@ -245,11 +245,16 @@ TEST_F(ThreadEnv, ExactrefBeforeOmpBeforeHardware) {
     EXPECT_EQ(detail::resolve_threads(0), hw == 0 ? 1u : hw);
     set("EXACTREF_NUM_THREADS", " 2 ");
     EXPECT_EQ(detail::resolve_threads(0), 2u);
+    set("EXACTREF_NUM_THREADS", "+3");  // as libgomp's strtoul takes OMP_NUM_THREADS
+    EXPECT_EQ(detail::resolve_threads(0), 3u);
+    set("EXACTREF_NUM_THREADS", nullptr);
+    set("OMP_NUM_THREADS", " +4,2");
+    EXPECT_EQ(detail::resolve_threads(0), 4u);
 }
 
 TEST_F(ThreadEnv, BadValuesAreErrorsNamingTheVariable) {
     set("OMP_NUM_THREADS", nullptr);
-    for (const char* bad : {"0", "-1", "four", "4x", "1.5", "99999999", "4,2"}) {
+    for (const char* bad : {"0", "-1", "four", "4x", "1.5", "99999999", "4,2", "+", "++3", "+-3", "+0"}) {
         set("EXACTREF_NUM_THREADS", bad);
         const std::string e = error_of(0);
         EXPECT_NE(e.find("EXACTREF_NUM_THREADS='" + std::string(bad) + "'"), std::string::npos) << e;

@@ -20,7 +20,8 @@ namespace exactref::detail {
 ///                                  first element (the outermost level, as OpenMP reads it);
 ///   else std::thread::hardware_concurrency() (1 when it is unknown; asked once per process).
 /// The variables are read at every call (tests and users may set them between calls, setenv / os.environ).
-/// Surrounding spaces are ignored; an empty value counts as unset.
+/// Surrounding spaces and one leading '+' are ignored (libgomp reads OMP_NUM_THREADS with strtoul, which takes
+/// both); an empty value counts as unset.
 /// Throws std::invalid_argument, naming the variable and its value, for anything else: 0, a negative number, junk
 /// ("four", "4x"), or a value above 65536 (surely a mistake). Callers then cap the result by the work there is
 /// (small inputs stay on one thread).

@@ -244,13 +244,14 @@ def as_threads(value: Any) -> int:
     ValueError for a negative count."""
     if value is None:
         return 0
+    expected = ("expected None or 0 (the default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every core) or "
+                "a thread count from 1 to 65536")
     if isinstance(value, bool):
-        raise TypeError(f"threads={value!r}: expected None or a positive integer")
+        raise TypeError(f"threads={value!r}: {expected}, not a bool")
     try:
         i = operator.index(value)
     except TypeError:
-        raise TypeError(f"threads={value!r}: expected None (EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else every "
-                        f"core) or a positive integer") from None
+        raise TypeError(f"threads={value!r}: {expected}") from None
     if not 0 <= i <= 65536:
-        raise ValueError(f"threads={i}: expected None or an integer from 1 to 65536 (0 means the default, as None)")
+        raise ValueError(f"threads={i}: {expected}")
     return i

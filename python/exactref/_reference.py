@@ -415,7 +415,7 @@ class Reference:
         used, inverse = np.unique(self._index, return_inverse=True)
         states = self._refs.export_states(np.ascontiguousarray(used, dtype=np.int64))
         return _rebuild, (self._refs.term_dtype, self._refs.is_dot, states,
-                          np.asarray(inverse, dtype=np.int64).reshape(self.shape))
+                          np.asarray(inverse, dtype=np.int64).reshape(self.shape), self._refs.is_compact)
 
     def __repr__(self) -> str:
         kind = "dot" if self.is_dot else "sum"
@@ -428,9 +428,11 @@ class Reference:
 ReferenceArray = Reference
 
 
-def _rebuild(term_dtype: str, is_dot: bool, states: Any, index: np.ndarray) -> Reference:
-    """Unpickles a Reference: the C++ side rebuilds each element and checks that it reads back the same state."""
-    return Reference(_core.references_from_states(term_dtype, is_dot, states), index)
+def _rebuild(term_dtype: str, is_dot: bool, states: Any, index: np.ndarray, compact: bool = False) -> Reference:
+    """Unpickles a Reference: the C++ side rebuilds each element and checks that it reads back the same state; a
+    compact one (scatter-adds, scans, axis sums) goes back into compact cells (pickles written without the flag load
+    as full references)."""
+    return Reference(_core.references_from_states(term_dtype, is_dot, states, compact), index)
 
 
 def results_shape(result: Tuple[int, ...], reference: Tuple[int, ...]) -> Tuple[int, ...]:

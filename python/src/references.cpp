@@ -648,12 +648,26 @@ structure_bound structure_from(const structure_tuple& t, const reference& r) {
     return b;
 }
 
+// compact: the list was a compact_reference_array (export_states of scatter-adds, scans, axis sums): the elements go
+// back into one (48 bytes each, compact_reference_array::merge into empty cells is exact), with the largest terms
+// beside when every state has one (axis sums), unless a state carries structured bounds or is a dot product, which a
+// compact cell cannot hold; then, as without compact, one full reference per element.
 reference_list references_from_states(const std::string& term_dtype, bool is_dot,
-                                      const std::vector<reference_tuple>& states) {
+                                      const std::vector<reference_tuple>& states, bool compact) {
     reference_list out;
     out.term_format = parse_dtype(term_dtype);
     out.is_dot = is_dot;
-    out.items.reserve(states.size());
+    compact = compact && !is_dot && std::none_of(states.begin(), states.end(), [](const reference_tuple& t) {
+        return !std::get<9>(t).empty();
+    });
+    if (!compact) out.items.reserve(states.size());
+    std::shared_ptr<compact_reference_array> cells;
+    std::vector<double> largest;
+    bool every_largest = true;
+    if (compact) {
+        cells = std::make_shared<compact_reference_array>(std::vector<std::size_t>{states.size()}, out.term_format);
+        largest.reserve(states.size());
+    }
     for (const reference_tuple& t : states) {
         reference r;
         r.count = std::get<0>(t);
@@ -671,8 +685,18 @@ reference_list references_from_states(const std::string& term_dtype, bool is_dot
             r.largest = *largest;
         }
         for (const structure_tuple& st : std::get<9>(t)) r.structures.push_back(structure_from(st, r));
+        if (cells) {
+            cells->merge(largest.size(), r);
+            every_largest = every_largest && !std::isnan(r.largest);
+            largest.push_back(r.largest);
+            continue;
+        }
         r.cache_enclosures();
         out.items.push_back(std::move(r));
+    }
+    if (cells) {
+        out.compact = std::move(cells);
+        if (every_largest) out.largest = std::make_shared<const std::vector<double>>(std::move(largest));
     }
     return out;
 }
@@ -817,9 +841,10 @@ void bind_references(nb::module_& m) {
              "Internal (pickling): the exact state of each indexed reference, every field.");
 
     m.def("references_from_states", &references_from_states, nb::arg("term_dtype"), nb::arg("is_dot"),
-          nb::arg("states"),
+          nb::arg("states"), nb::arg("compact") = false,
           "Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not "
-          "read back the same.");
+          "read back the same. compact: into a compact_reference_array (48 bytes per element), as the pickled list "
+          "was, where every state fits one (sums without structured bounds).");
 
     m.def("sum", &sum_trailing, nb::arg("x"), nb::arg("as_dtype").none(), nb::arg("reduce"), nb::arg("structures"),
           nb::arg("threads"), nb::arg("compact") = true,

@@ -71,6 +71,14 @@ def sums():
     yield "axis", er.sum((rng.standard_normal((3, 4, 50)) * 100).astype(np.float16), axis=2)
     if BF16 is not None:
         yield "bfloat16", er.sum(rng.standard_normal(300).astype(BF16))
+    # compact arrays: cells, spills (Inf/NaN, a span wider than a cell), empty and signed-zero elements
+    values = np.array([1.5, np.inf, -0.0, 2.0 ** 900, -3.0, 2.0 ** -1000, np.nan, 7.0, -0.0, 0.25])
+    ids = np.array([0, 1, 2, 3, 3, 3, 5, 0, 6, 6])
+    yield "segment_sum", er.segment_sum(values, ids, 8)
+    yield "bincount", er.bincount(ids, values.astype(np.float32), minlength=9)
+    yield "add_at", er.add_at(np.array([0.5, -0.0, np.inf]), np.array([0, 1, 1, 0]), np.array([1.0, -0.0, 2.0, 3.0]))
+    yield "cumsum", er.cumsum((rng.standard_normal((3, 40)) * 2.0 ** rng.integers(-60, 60, (3, 40))).astype(np.float32),
+                              axis=1)
 
 
 def dots():
@@ -131,6 +139,17 @@ def test_references_round_trip_every_field(label):
     back = pickle.loads(pickle.dumps(r, protocol=pickle.HIGHEST_PROTOCOL))
     assert states(back) == states(r)  # every field of every element, the Inf counts and zero flags included
     assert public(back) == public(r)
+    assert back._refs.is_compact == r._refs.is_compact  # compact arrays load compact (48 bytes per element)
+
+
+def test_compact_pickles_of_the_old_form_load_as_full_references():
+    r = case("segment_sum")
+    rebuild, args = r.__reduce__()
+    old = rebuild(*args[:4])  # written before the compact flag: full references, the same answers
+    assert not old._refs.is_compact and states(old) == states(r) and public(old) == public(r)
+    part = r[np.array([3, 3, 0])]  # a gathered subset pickles its used elements once, compact
+    back = pickle.loads(pickle.dumps(part))
+    assert back._refs.is_compact and len(back._refs) == 2 and public(back) == public(part)
 
 
 @pytest.mark.parametrize("dtype", list(NUMPY_DTYPES))

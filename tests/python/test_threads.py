@@ -49,7 +49,8 @@ def _data(name, kind, seed):
 
 def _state(r):
     """Everything a 0-d Reference shows, exactly."""
-    out = [r.count, r.dtype, r.decimal, str(r.abs_sum), pickle.dumps(r)]
+    states = r._refs.export_states(np.ascontiguousarray(r._index, dtype=np.int64).ravel())  # every field, exactly
+    out = [r.count, r.dtype, r.decimal, str(r.abs_sum), states]
     for dt in ("float64", "float32", "float16"):
         for mode in MODES:
             out.append(np.asarray(r.nearest(dt, rounding=mode)).tobytes())
@@ -123,12 +124,19 @@ def test_matmul_threads():
                                         (10**6, ValueError)])
 def test_threads_argument_is_checked(bad, error):
     x = np.ones(10)
-    with pytest.raises(error, match="threads="):
+    # one message everywhere: the value, what is expected, the default
+    message = r"threads=.+: expected None or 0 \(the default: EXACTREF_NUM_THREADS, else OMP_NUM_THREADS, else " \
+              r"every core\) or a thread count from 1 to 65536"
+    with pytest.raises(error, match=message):
         er.sum(x, threads=bad)
-    with pytest.raises(error, match="threads="):
+    with pytest.raises(error, match=message):
+        er.sum(x.reshape(2, 5), axis=1, threads=bad)
+    with pytest.raises(error, match=message):
         er.dot(x, x, threads=bad)
-    with pytest.raises(error, match="threads="):
+    with pytest.raises(error, match=message):
         er.matmul(x.reshape(2, 5), x.reshape(5, 2), threads=bad)
+    with pytest.raises(error, match=message):
+        er.segment_sum(x, np.zeros(10, np.int64), 1, threads=bad)
 
 
 def test_environment_is_read_at_each_call(monkeypatch):
