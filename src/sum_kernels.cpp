@@ -14,7 +14,8 @@
 //            (terms above it have d < 0 and were summed already; a window never takes field 1 without field 0, so
 //            windows never overlap); otherwise, or once a window caught few, the rest go one by one (add_scaled).
 //   Step F5  a block whose magnitudes span more than two windows (from F1's largest and smallest) goes instead into
-//            per-exponent bins in one scalar pass (exponent_bins, below), emptied into the chunks at the end.
+//            per-exponent bins in one scalar pass, one read-modify-write per term (exponent_bins, below), emptied
+//            into the chunks at the end.
 // Invariant (why int64 lanes cannot overflow): a lane holds the q-bit part of m (binary64 splits m into q = 27 high
 // and 26 low bits, one lane each; the narrower formats keep q = p bits in one lane), so one term adds less than
 // 2^(q + W) to it, and one window pass over B = 2^11 terms keeps T, N, every partial sum of them that the SIMD lanes
@@ -34,6 +35,7 @@
 #include <type_traits>
 
 #include "exactref/accumulator.h"
+#include "exactref/detail/uint128.h"
 #include "simd_targets.h"
 
 namespace exactref {
@@ -341,59 +343,88 @@ void add_below_one_by_one(const format_info& f, targets t, const typename L::bit
 constexpr std::size_t scalar_cost = 16;
 
 // Step F5: per-exponent bins (as the "large accumulator" of Neal, arXiv:1505.05571), for blocks whose magnitudes span
-// more than two windows, where Steps F3-F4 would need three or more passes. Each term adds the q-bit parts of its
-// integer significand m (split as in Step F3) to the bins of its sign and exponent field f' = max(f, 1): P for the
-// positive terms, N for the negative ones; then Σx = P - N and Σ|x| = P + N per field, in units of
-// 2^(f' - bias - (p-1)) (2^split more for the high part). Consecutive terms go to two copies of the bins in turn, so
-// that a run of terms with one exponent does not chain every addition to the previous one through memory (measured:
-// 1.5-2x faster). Invariant: a part is below 2^27, and each term goes into exactly one bin once, so while at most 2^34
-// terms have gone in, every bin and every sum of a field's bins lies below 2^61 in magnitude; flush() empties the bins
-// into the chunks (add_lane_sum) when that many have gone in, and at the end of the span. Bins are zeroed lazily, for
-// the fields blocks actually reach (a wide span of 10^3 terms must not pay for clearing 2 x 2 x 2 x 2048 bins).
+// more than two windows, where Steps F3-F4 would need three or more passes. A term with bits b adds its whole integer
+// significand m (below 2^p: the hidden bit when its exponent field f is not 0) to the unsigned 64-bit bin b >> (p-1),
+// which is its sign and exponent field at once: one read-modify-write per term. The bin of field f counts in units of
+// 2^(f' - bias - (p-1)), f' = max(f, 1) (so the field-0 bins hold subnormal significands, in the unit of field 1, and
+// zeros add 0). Consecutive terms go to two copies of the bins in turn, so that a run of terms with one exponent does
+// not chain every addition to the previous one through memory (measured: 1.5-2x faster). Invariant: a copy takes at
+// most 2^(64-p) terms between spills, so no bin wraps ((2^p - 1)·2^(64-p) < 2^64); before a block would pass that
+// (every second block of binary64, never in practice for the narrower formats) the copies are spilled into one
+// unsigned 128-bit total per bin (below 2^(p+64) for any count of terms a size_t can hold) and cleared. flush() turns
+// the totals into Σx = P - N and Σ|x| = P + N per field (P the positive bin, N the negative one) and adds them to the
+// chunks with add_scaled, 64 bits at a time, at the end of the span. Bins are cleared lazily, for the fields blocks
+// actually reach (a wide span of 10^3 terms must not pay for clearing 2 x 2 x 2048 bins).
 template <class L, pass K>
 struct exponent_bins {
-    static constexpr std::size_t fields = static_cast<std::size_t>(L::field_mask);  // f' = 1 .. field_mask - 1
-    static constexpr int parts = L::split > 0 ? 2 : 1;                                // low (or whole), high
-    static constexpr std::size_t flush_after = std::size_t{1} << 34;
-    std::int64_t bins[2][parts][2][fields];  // [copy][part][sign][f']
-    int lowest = static_cast<int>(fields), highest = 0;  // fields zeroed (and possibly used) since the last flush
-    std::size_t terms = 0;
+    static constexpr std::size_t fields = static_cast<std::size_t>(L::field_mask);  // f = 0 .. field_mask - 1
+    static constexpr std::size_t negative = std::size_t{1} << (L::storage_bits - 1 - L::frac_bits);  // the sign bit
+    static constexpr int precision = L::frac_bits + 1;
+    static constexpr std::uint64_t per_copy = std::uint64_t{1} << (64 - precision);
+    static_assert(precision <= 53 && ((std::uint64_t{1} << precision) - 1) <= ~std::uint64_t{0} / per_copy,
+                  "per_copy terms of at most 2^p - 1 each fit in a bin");
+    std::uint64_t bins[2][2 * negative];   // [copy][sign·negative + f]
+    detail::uint128 totals[2 * negative];
+    // Fields cleared (and possibly used) since the last flush: field 0 (zeros land there whatever the block's
+    // smallest non-zero term is, adding 0) whenever any is, and the fields >= 1 in [lowest, highest].
+    bool started = false;
+    int lowest = static_cast<int>(fields), highest = 0;
+    std::uint64_t in_copy[2] = {0, 0};  // terms per copy since the last spill
 
-    // Zeroes fields [lo, hi] of every bin that are not zeroed yet.
+    // Clears fields 0 and [lo, hi] (lo >= 1) of every bin and total that are not cleared yet.
     void reach(int lo, int hi) noexcept {
-        if (lowest > highest) {  // nothing zeroed
-            zero(lo, hi);
+        if (!started) {
+            clear(0, 0);
+            clear(lo, hi);
+            started = true;
             lowest = lo;
             highest = hi;
             return;
         }
         if (lo < lowest) {
-            zero(lo, lowest - 1);
+            clear(lo, lowest - 1);
             lowest = lo;
         }
         if (hi > highest) {
-            zero(highest + 1, hi);
+            clear(highest + 1, hi);
             highest = hi;
         }
     }
-    void zero(int lo, int hi) noexcept {
-        for (auto& copy : bins)
-            for (auto& part : copy)
-                for (auto& sign : part) std::memset(&sign[lo], 0, static_cast<std::size_t>(hi - lo + 1) * sizeof sign[0]);
+    void clear(int lo, int hi) noexcept {
+        const auto count = static_cast<std::size_t>(hi - lo + 1);
+        for (std::size_t sign : {std::size_t{0}, negative}) {
+            for (auto& copy : bins) std::memset(&copy[sign + lo], 0, count * sizeof copy[0]);
+            std::memset(&totals[sign + lo], 0, count * sizeof totals[0]);
+        }
+    }
+    template <class F>
+    void for_each_field(F&& f) noexcept {
+        f(0);
+        for (int field = lowest; field <= highest; ++field) f(field);
+    }
+    void spill() noexcept {
+        for_each_field([&](int field) {
+            for (std::size_t sign : {std::size_t{0}, negative}) {
+                const std::size_t at = sign + static_cast<std::size_t>(field);
+                totals[at] += bins[0][at];
+                totals[at] += bins[1][at];
+                bins[0][at] = 0;
+                bins[1][at] = 0;
+            }
+        });
+        in_copy[0] = in_copy[1] = 0;
     }
 
-    [[gnu::always_inline]] static void add_term(std::int64_t (&bin)[parts][2][fields], std::uint64_t b) noexcept {
-        const std::uint64_t field = (b >> L::frac_bits) & L::field_mask;
-        const std::uint64_t m = (b & L::frac_mask) | (field != 0 ? L::hidden_bit : 0);
-        const std::size_t at = field | (field == 0);  // f'
-        const std::size_t sign = (b >> (L::storage_bits - 1)) & 1;
-        bin[0][sign][at] += static_cast<std::int64_t>(m & L::low_mask);
-        if constexpr (parts == 2) bin[1][sign][at] += static_cast<std::int64_t>(m >> L::split);
+    [[gnu::always_inline]] static void add_term(std::uint64_t (&bin)[2 * negative], std::uint64_t b) noexcept {
+        const std::uint64_t hidden = (b & (L::field_mask << L::frac_bits)) != 0 ? L::hidden_bit : 0;
+        bin[b >> L::frac_bits] += (b & L::frac_mask) | hidden;
     }
 
     void add(const typename L::bits_type* x, std::size_t n, int low_field, int top_field) noexcept {
         reach(std::max(low_field, 1), std::max(top_field, 1));
-        terms += n;
+        if (in_copy[0] + (n + 1) / 2 > per_copy) spill();
+        in_copy[0] += (n + 1) / 2;
+        in_copy[1] += n / 2;
         std::size_t i = 0;
         for (; i + 2 <= n; i += 2) {
             add_term(bins[0], x[i]);
@@ -402,21 +433,24 @@ struct exponent_bins {
         if (i < n) add_term(bins[0], x[i]);
     }
 
+    // Adds the 128-bit magnitude v·2^e to acc (negative: -v·2^e), 64 bits at a time.
+    static void add_wide(superaccumulator& acc, bool negative_value, detail::uint128 v, int e) noexcept {
+        if (const auto low = static_cast<std::uint64_t>(v)) acc.add_scaled(negative_value, low, e);
+        if (const auto high = static_cast<std::uint64_t>(v >> 64)) acc.add_scaled(negative_value, high, e + 64);
+    }
+
     void flush(const format_info& f, superaccumulator* sum, superaccumulator* abs_sum) noexcept {
-        for (int field = lowest; field <= highest; ++field) {
-            const auto at = static_cast<std::size_t>(field);
-            const int unit = field - f.emax - L::frac_bits;
-            for (int part = 0; part < parts; ++part) {
-                const std::int64_t positive = bins[0][part][0][at] + bins[1][part][0][at];
-                const std::int64_t negative = bins[0][part][1][at] + bins[1][part][1][at];
-                const int e = unit + (part == 1 ? L::split : 0);
-                if (sum && positive != negative) sum->add_lane_sum(positive - negative, e);
-                if (abs_sum && (positive | negative) != 0) abs_sum->add_lane_sum(positive + negative, e);
-            }
-        }
+        if (!started) return;
+        spill();
+        for_each_field([&](int field) {
+            const detail::uint128 p = totals[field], q = totals[negative + static_cast<std::size_t>(field)];
+            const int e = std::max(field, 1) - f.emax - L::frac_bits;  // the unit of f' = max(f, 1)
+            if (sum && p != q) add_wide(*sum, p < q, p < q ? q - p : p - q, e);
+            if (abs_sum && (p | q) != 0) add_wide(*abs_sum, false, p + q, e);  // both below 2^117: no wrap
+        });
+        started = false;
         lowest = static_cast<int>(fields);
         highest = 0;
-        terms = 0;
     }
 };
 
@@ -450,7 +484,6 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         const auto low_field = static_cast<int>(s.min_nonzero_abs >> L::frac_bits);
         if (std::max(top_field, 1) - std::max(low_field, 1) > 2 * L::window + 1) {
             bins.add(x, len, low_field, top_field);
-            if (bins.terms >= bins.flush_after) bins.flush(f, t.sum, t.abs_sum);
             continue;
         }
         // Step F3: the window below the largest term (prefetching the next block, or this one again at the end).

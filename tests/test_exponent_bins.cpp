@@ -82,6 +82,41 @@ void wide_blocks(std::uint64_t seed) {
     }
 }
 
+// Zeros of both signs among wide blocks whose smallest non-zero term is far above the subnormals: a zero lands in
+// the bin of field 0, which the block's range does not name (it must be cleared and must add nothing), and blocks of
+// the largest significands at two exponents only, long enough that the copies are spilled many times.
+template <class T>
+void zeros_and_spills(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const format_info& f = format_traits<T>::info;
+    const int top = max_field<T>();
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    for (const std::size_t n : {std::size_t{100}, std::size_t{2048}, std::size_t{3 * 2048 + 5}, std::size_t{40000}}) {
+        std::vector<std::uint64_t> bits;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i % 5 == 0) bits.push_back(rng() & 1 ? sign : 0);  // +0.0 or -0.0
+            else bits.push_back(random_term<T>(rng, top / 2 - 50, top / 2 + 50));
+        }
+        const std::string label = std::string(f.name) + " zeros among wide terms, n = " + std::to_string(n);
+        std::vector<T> xs = orc::from_bits<T>(bits);
+        check_input<T>(std::span<const T>(xs), label, false);
+        expect_fused_matches<T>(xs, label);
+        const std::uint64_t largest = (static_cast<std::uint64_t>(top / 2 + 50) << (f.precision - 1)) |
+                                      ((std::uint64_t{1} << (f.precision - 1)) - 1);
+        const std::uint64_t smaller = (static_cast<std::uint64_t>(top / 2 - 50) << (f.precision - 1)) |
+                                      ((std::uint64_t{1} << (f.precision - 1)) - 1);
+        for (std::size_t i = 0; i < n; ++i) bits[i] = (i % 7 == 3 ? smaller : largest) | (i % 11 == 0 ? sign : 0);
+        xs = orc::from_bits<T>(bits);
+        check_input<T>(std::span<const T>(xs), std::string(f.name) + " largest significands, n = " +
+                                                     std::to_string(n), false);
+        expect_fused_matches<T>(xs, label + " (largest significands)");
+    }
+}
+
+TEST(ExponentBins, ZerosAndSpillsFloat64) { zeros_and_spills<double>(5105); }
+TEST(ExponentBins, ZerosAndSpillsFloat32) { zeros_and_spills<float>(5106); }
+TEST(ExponentBins, ZerosAndSpillsBfloat16) { zeros_and_spills<bfloat16>(5107); }
+
 TEST(ExponentBins, Float64) { wide_blocks<double>(5101); }
 TEST(ExponentBins, Float32) { wide_blocks<float>(5102); }
 TEST(ExponentBins, Float16) { wide_blocks<float16>(5103); }  // one window spans every binade: F5 never runs
