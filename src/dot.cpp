@@ -473,13 +473,13 @@ int next_top(double largest) noexcept {
 
 // A kept Step D6 block into the accumulators: the level sums in units 2^(k_l - 52), then the block's terms (as
 // flush_lanes notes them). Returns r.kept; a block not kept adds nothing.
-template <class ZeroSign>
+template <class Params, class ZeroSign>
 bool add_extraction(superaccumulator& s, superaccumulator& t, const f64_extraction& r, int top, std::size_t terms,
                     ZeroSign zero_signs) noexcept {
     if (!r.kept) return false;
     bool nonzero = false;
     for (int l = 0; l < 3; ++l) {
-        const int unit = top + extraction::level_offset[l] - 52;
+        const int unit = top + Params::level_offset[l] - 52;
         s.add_lane_sum(r.s[l], unit);
         t.add_lane_sum(r.t[l], unit);
         nonzero |= r.t[l] != 0;  // T > 0 exactly when some product is non-zero, and then some level of it is
@@ -540,7 +540,7 @@ void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexc
                     const double* yb = y + start;
                     const f64_extraction r = f64_extract_block(xb, yb, len, top);
                     largest = r.largest;
-                    return add_extraction(ref_.sum, ref_.abs_sum, r, top, len, [&](std::size_t i) {
+                    return add_extraction<extraction>(ref_.sum, ref_.abs_sum, r, top, len, [&](std::size_t i) {
                         return std::signbit(xb[i]) != std::signbit(yb[i]);
                     });
                 },
@@ -678,11 +678,11 @@ void dot_accumulator::add(const std::uint32_t* x, const std::uint32_t* y, std::s
         using bits = std::uint32_t;
         constexpr bits sign = bits{1} << 31;
         extraction_blocks(
-            n, extraction::min_top_binary32, extraction::max_top_binary32,
+            n, f32_extraction_params::min_top, f32_extraction_params::max_top,
             [&](std::size_t start, std::size_t len, int top, double& largest) {
                 const f64_extraction r = f32_extract_block(x + start, y + start, len, top);
                 largest = r.largest;
-                return add_extraction(ref_.sum, ref_.abs_sum, r, top, len,
+                return add_extraction<f32_extraction_params>(ref_.sum, ref_.abs_sum, r, top, len,
                                       [&](std::size_t i) { return ((x[start + i] ^ y[start + i]) & sign) != 0; });
             },
             [&](std::size_t start, std::size_t len) {

@@ -459,7 +459,7 @@ std::uint64_t last_bit_case(const format_info& f, int t, std::mt19937_64& rng) {
 TEST(DotExtraction, LastBitAtTheSpreadLimit) {
     std::mt19937_64 rng(4242);
     const std::pair<const format_info*, int> cases[] = {{&binary64_info, extraction::spread},
-                                                        {&binary32_info, extraction::spread_exact_products}};
+                                                        {&binary32_info, detail::f32_extraction_params::spread}};
     for (const auto& [f, spread] : cases) {
         for (int t = 2 - spread - 1 + 2; t >= 2 - spread - 1 - 1; --t) {
             SCOPED_TRACE(std::string(f->name) + ", E_x + E_y = " + std::to_string(t));
@@ -600,7 +600,7 @@ TEST(DotExtraction, Binary32Operands) {
         const std::uint64_t kept = gaussian_case<float>(n, rng, x, y);
         if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024) << "every block after the first";
     }
-    constexpr int spread = extraction::spread_exact_products;
+    constexpr int spread = detail::f32_extraction_params::spread;
     for (int top_e : {0, 100, 250, -60, -78, -90}) {
         for (int depth : {0, spread - 4, spread - 3, spread - 2, spread, spread + 2}) {
             SCOPED_TRACE("binary32, E_x + E_y in [" + std::to_string(top_e - depth) + ", " + std::to_string(top_e) + "]");
@@ -614,7 +614,7 @@ TEST(DotExtraction, Binary32Operands) {
             const std::uint64_t before = detail::f64_extraction_kept_blocks();
             expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
             // the guess is E_x + E_y + 2 after block 1, then E(largest) + 2 <= top_e + 3
-            if (extraction_runs() && depth + 3 <= spread && top_e + 2 >= extraction::min_top_binary32)
+            if (extraction_runs() && depth + 3 <= spread && top_e + 2 >= detail::f32_extraction_params::min_top)
                 EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 3u);
             if (::testing::Test::HasFailure()) return;
         }
