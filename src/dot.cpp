@@ -323,10 +323,12 @@ EXACTREF_TARGET_V3 void f64_two_products_v3(const double* x, const double* y,
     f64_two_products(x, y, n, p, e);
 }
 enum class fma_level { none, v3, v4 };
-fma_level detect_fma() noexcept {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return fma_level::v4;
-    if (__builtin_cpu_supports("x86-64-v3")) return fma_level::v3;
+fma_level detect_fma() noexcept {  // EXACTREF_SIMD caps it (simd_targets.h): base takes Step D1 for every pair
+    switch (detail::host_simd_level()) {
+        case detail::simd_level::avx512: return fma_level::v4;
+        case detail::simd_level::avx2: return fma_level::v3;
+        case detail::simd_level::base: break;
+    }
     return fma_level::none;
 }
 const fma_level host_fma = detect_fma();

@@ -275,10 +275,7 @@ EXACTREF_TARGET_V4 f64_extraction f32_extract_block(const std::uint32_t* x, cons
     return st.result(top);
 }
 
-bool f64_extraction_supported() noexcept {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("x86-64-v4");
-}
+bool f64_extraction_supported() noexcept { return host_simd_level() == simd_level::avx512; }
 
 bool f64_extraction_environment() noexcept {
     constexpr unsigned ftz = 1u << 15, daz = 1u << 6;

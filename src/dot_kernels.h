@@ -117,7 +117,7 @@ f64_extraction f64_extract_block(const double* x, const double* y, std::size_t n
 /// [f32_extraction_params::min_top, max_top]; the same conditions. Level sums in units 2^(M + level_offset[l] - 52)
 /// of f32_extraction_params (s[2] = t[2] = 0).
 f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n, int top);
-/// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL).
+/// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) and EXACTREF_SIMD does not cap it (simd_targets.h).
 bool f64_extraction_supported() noexcept;
 /// MXCSR has FTZ and DAZ off (checked once per dot_accumulator::add call).
 bool f64_extraction_environment() noexcept;
