@@ -181,7 +181,7 @@ struct binary32_extraction_state {
     }
     // One vector of exact products p = a·b (Lemma 5). s: level 1 rounds p onto grid 1 (q, Lemma 2), level 2 adds the
     // remainder r = p - q exactly. T: the same grid values of |p|, |q| and |p| - |q| = sign(p)·r (q has the sign of p
-    // or is zero, as RN onto grid 1 is symmetric), both exact.
+    // or is zero: rounding is monotone, so RN(s1 + p) - s1 has the sign of p), both exact.
     EXACTREF_EXTRACT_INLINE void step(int u, __m512d a, __m512d b) {
         const __m512d p = _mm512_mul_round_pd(a, b, rn);
         const __m512d p_abs = _mm512_andnot_pd(sign, p);
