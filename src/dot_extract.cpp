@@ -207,6 +207,14 @@ struct binary32_extraction_state {
                  _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_maskz_loadu_epi32(mask, y))));
         }
     }
+    // Up to 8 pairs of raw bfloat16 bits: a bfloat16 is the binary32 whose high 16 bits it is (an exact widening).
+    EXACTREF_EXTRACT_INLINE void step_loaded(int u, const std::uint16_t* x, const std::uint16_t* y, std::size_t count) {
+        const auto mask = static_cast<__mmask8>(count >= 8 ? 0xFF : (1u << count) - 1);
+        step(u, widen_bfloat16(_mm_maskz_loadu_epi16(mask, x)), widen_bfloat16(_mm_maskz_loadu_epi16(mask, y)));
+    }
+    EXACTREF_EXTRACT_INLINE static __m512d widen_bfloat16(__m128i v) {
+        return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16)));
+    }
     // Kept: no sum left its binade, every |p| < 2^M (an Inf/NaN product's encoding is above 2^M's), and no non-zero
     // |p| below 2^(M - spread).
     EXACTREF_EXTRACT_INLINE f64_extraction result(int top) {
@@ -254,14 +262,16 @@ EXACTREF_TARGET_V4 f64_extraction f64_extract_block(const double* x, const doubl
 
 // The same for binary32 operands (raw bits), widened exactly to binary64 (DAZ is off, so subnormals convert exactly;
 // Inf/NaN stay Inf/NaN and refuse the block through the largest |p|). 256-bit loads feed the conversions directly.
-EXACTREF_TARGET_V4 f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n,
-                                                    int top) {
+// bfloat16 operands take the same kernel: each is the binary32 of its bits shifted up by 16.
+template <class Bits>
+EXACTREF_TARGET_V4 [[gnu::always_inline]] inline f64_extraction binary32_extract(const Bits* x, const Bits* y,
+                                                                                std::size_t n, int top) {
     using params = f32_extraction_params;
     binary32_extraction_state st(top);
     for (std::size_t c = 0; c < n; c += params::chunk_pairs) {
         const std::size_t len = n - c < params::chunk_pairs ? n - c : params::chunk_pairs;
-        const std::uint32_t* xc = x + c;
-        const std::uint32_t* yc = y + c;
+        const Bits* xc = x + c;
+        const Bits* yc = y + c;
         st.reset();
         std::size_t i = 0;
         for (; i + 16 <= len; i += 16) {
@@ -273,6 +283,16 @@ EXACTREF_TARGET_V4 f64_extraction f32_extract_block(const std::uint32_t* x, cons
         st.flush_all();
     }
     return st.result(top);
+}
+
+EXACTREF_TARGET_V4 f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n,
+                                                    int top) {
+    return binary32_extract(x, y, n, top);
+}
+
+EXACTREF_TARGET_V4 f64_extraction bf16_extract_block(const std::uint16_t* x, const std::uint16_t* y, std::size_t n,
+                                                     int top) {
+    return binary32_extract(x, y, n, top);
 }
 
 bool f64_extraction_supported() noexcept { return host_simd_level() == simd_level::avx512; }

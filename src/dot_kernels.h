@@ -117,6 +117,9 @@ f64_extraction f64_extract_block(const double* x, const double* y, std::size_t n
 /// [f32_extraction_params::min_top, max_top]; the same conditions. Level sums in units 2^(M + level_offset[l] - 52)
 /// of f32_extraction_params (s[2] = t[2] = 0).
 f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n, int top);
+/// The same for bfloat16 operands (raw bits): a bfloat16 is a binary32 (its bits shifted up by 16), with the same
+/// exponent range and emin, so Lemma 5 and f32_extraction_params apply unchanged.
+f64_extraction bf16_extract_block(const std::uint16_t* x, const std::uint16_t* y, std::size_t n, int top);
 /// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) and EXACTREF_SIMD does not cap it (simd_targets.h).
 bool f64_extraction_supported() noexcept;
 /// MXCSR has FTZ and DAZ off (checked once per dot_accumulator::add call).
@@ -149,6 +152,7 @@ public:
 
 private:
     void add_slow(std::uint64_t x, std::uint64_t y) noexcept;
+    void add_bf16(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept;
     int add_f64_block(const double* x, const double* y, std::size_t len, std::size_t ahead) noexcept;  // D1, D3, D4
     const format_info* f_;
     reference ref_;

@@ -808,4 +808,79 @@ TEST(DotExtraction, Binary32ExtremesSpecialsAndBoundaries) {
     }
 }
 
+// bfloat16 operands take the binary32 kernel (Lemma 5 on the binary32 of each bfloat16's bits shifted up by 16): N(0, 1)
+// data is kept after the first block at the vector and block boundaries, the same-sign top of level 1 (64 terms of
+// (2 - 2^-7)^2 per lane), exact cancellation, -0 blocks, the largest finite squared (just below 2^256), subnormals,
+// Inf/NaN mixes and two threads: all bit for bit against the oracles. A wrong widening (planted: a shift by 15) fails
+// the N(0, 1) cases.
+TEST(DotExtraction, Bfloat16OnTheBinary32Kernel) {
+    std::mt19937_64 rng(1616);
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+    const auto bf16_gauss = [&](std::size_t n, bits_vector& x, bits_vector& y) {
+        x.resize(n);
+        y.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = std::bit_cast<std::uint32_t>(gauss(rng)) >> 16;
+            y[i] = std::bit_cast<std::uint32_t>(gauss(rng)) >> 16;
+        }
+    };
+    const auto kept_bf16 = [](const bits_vector& x, const bits_vector& y, unsigned threads = 1) {
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        const std::vector<bfloat16> xv = orc::from_bits<bfloat16>(x), yv = orc::from_bits<bfloat16>(y);
+        const reference r = dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), dot_options{threads});
+        const std::uint64_t kept = detail::f64_extraction_kept_blocks() - before;
+        expect_matches_oracles(r, x, y, bfloat16_info);
+        return kept;
+    };
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{15},
+                          std::size_t{16}, std::size_t{17}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025},
+                          std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{3073}, std::size_t{5000}}) {
+        SCOPED_TRACE("bfloat16 N(0, 1), n=" + std::to_string(n));
+        bits_vector x, y;
+        bf16_gauss(n, x, y);
+        const std::uint64_t kept = kept_bf16(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, n == 0 ? 0 : (n - 1) / 1024);
+        if (n == 5000) {  // the same pairs cancelling exactly: s = +0
+            for (std::size_t i = 1; i < n; i += 2) x[i] = x[i - 1] ^ 0x8000u, y[i] = y[i - 1];
+            kept_bf16(x, y);
+        }
+    }
+    {
+        const bits_vector x(5000, 0x3FFFu), y(5000, 0x3FFFu);  // (2 - 2^-7)^2 just below 4 = 2^M
+        const std::uint64_t kept = kept_bf16(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, 4u);
+        const bits_vector big(3000, 0x7F7Fu);  // the largest finite bfloat16, squared: just below 2^256
+        kept_bf16(big, big);
+    }
+    const std::uint64_t inf = 0x7F80u, nan = 0x7FC1u, neg = 0x8000u, one = 0x3F80u;
+    const std::pair<std::uint64_t, std::uint64_t> specials[] = {
+        {inf, 0}, {inf, inf | neg}, {nan, one}, {inf | neg, one}, {0x0001u, 0x7F00u} /* subnormal times 2^127 */,
+        {0x007Fu, 0x0003u} /* subnormal squared: below 2^-126 */, {neg, 0}};
+    for (const auto& [a, b] : specials) {
+        for (std::size_t at : {std::size_t{1024}, std::size_t{2047}, std::size_t{2999}}) {
+            SCOPED_TRACE("bfloat16 pair " + std::to_string(a) + " * " + std::to_string(b) + " at " + std::to_string(at));
+            bits_vector x, y;
+            bf16_gauss(3000, x, y);
+            x[at] = a;
+            y[at] = b;
+            kept_bf16(x, y);
+        }
+    }
+    for (std::uint64_t zx : {std::uint64_t{0}, neg}) {
+        for (std::uint64_t zy : {std::uint64_t{0}, neg}) {
+            bits_vector x, y;
+            bf16_gauss(3000, x, y);
+            for (std::size_t i = 1024; i < 3000; ++i) x[i] = zx, y[i] = zy;  // a normal block, then zeros
+            kept_bf16(x, y);
+        }
+    }
+    bits_vector x, y;
+    bf16_gauss(100003, x, y);
+    x[50001] = 0x0001u;  // a block refused for its spread
+    const std::vector<bfloat16> xv = orc::from_bits<bfloat16>(x), yv = orc::from_bits<bfloat16>(y);
+    const reference one_thread = dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), dot_options{1});
+    expect_matches_oracles(one_thread, x, y, bfloat16_info);
+    expect_same_reference(dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), dot_options{2}), one_thread);
+}
+
 }  // namespace
