@@ -19,8 +19,9 @@
 // Step D5  min_product_exponent: binary64 exponent field of each exact narrow product; for binary64 only integer-path
 //          products can lie below 2^-1022 (safe products are >= 2^-918), and their exponent is computed exactly.
 // Step D6  binary64, binary32 and bfloat16 blocks, when the CPU has AVX-512 and MXCSR has FTZ and DAZ off: error-free
-//          extraction onto three (binary32, bfloat16: two) fixed grids in binary64 additions (src/dot_extract.cpp), one pass per block under
-//          a guessed window top; a block whose checks fail is redone by Steps D1-D5 (extraction_blocks below).
+//          extraction onto three (binary32, bfloat16: two) fixed grids in binary64 additions (src/dot_extract.cpp),
+//          one pass per block under a guessed window top; a block whose checks fail is redone by Steps D1-D5
+//          (extraction_blocks below).
 //
 // Invariant of the lanes: a term is < 2^(27 + W) = 2^51 and a block has 2^10 terms, so |lane| < 2^61.
 #include "exactref/dot.h"
