@@ -16,7 +16,8 @@ process's CPU time (time.process_time: every thread, so that threads=2 shows its
   dot      n = 10^7 float64 and float32 N(0,1): er.dot(x, y) against np.dot (run with OPENBLAS_NUM_THREADS=1 etc.:
            this script sets them before numpy loads, so np.dot is one BLAS thread).
 
-Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers] [--xsum-wide] [--batched]
+Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] [--covers] [--xsum-wide] [--batched] [--dot]
+--dot times only the dot case, at n = 10^5 and 10^7 (ratios to np.dot in wall and CPU time).
 --xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
@@ -98,7 +99,8 @@ def interleaved(contenders, rounds, inner=1):
 def show(title, results, base=None):
     print(title)
     for label, (w, c) in results.items():
-        ratio = f"   {w / results[base][0]:6.2f}x {base}" if base and label != base else ""
+        ratio = (f"   {w / results[base][0]:6.2f}x {base} (cpu {c / results[base][1]:.2f}x)"
+                 if base and label != base else "")
         print(f"  {label:36s} wall {fmt(w)}   cpu {fmt(c)}{ratio}")
 
 
@@ -317,6 +319,18 @@ def axis_cases(rounds, rng):
                   f"{run_snippet(_AXIS_PEAK_SNIPPET, 'full', min(rows, 10**5), cols, name):7.1f} bytes")
 
 
+def dot_cases(rounds, rng, sizes):
+    """er.dot(x, y) against np.dot on one BLAS thread, float64 and float32 N(0,1), interleaved rounds."""
+    one = {"threads": 1} if HAS_THREADS else {}
+    for n in sizes:
+        for dt in (np.float64, np.float32):
+            x = rng.standard_normal(n).astype(dt)
+            y = rng.standard_normal(n).astype(dt)
+            res = interleaved([("np.dot (1 BLAS thread)", lambda: np.dot(x, y)),
+                               ("er.dot(x, y)", lambda: er.dot(x, y, **one))], rounds, 1 if n >= 10**6 else 20)
+            show(f"dot, {np.dtype(dt).name} N(0,1), n = {n:,} (one thread)", res, "np.dot (1 BLAS thread)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scatter", action="store_true", help="scatter and scan references against numpy")
@@ -327,10 +341,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=20240602)
     ap.add_argument("--quick", action="store_true", help="n = 10^3 and 10^5 only")
+    ap.add_argument("--dot", action="store_true", help="only er.dot vs np.dot, float64 and float32, 10^5 and 10^7")
     ap.add_argument("--check", action="store_true", help="exit 1 if er.sum > 1.5x the C++ sum at 10^7")
     args = ap.parse_args()
     if args.covers:
         covers_cases(args.rounds)
+        return 0
+    if args.dot:
+        dot_cases(args.rounds, np.random.default_rng(args.seed), (10**5, 10**7))
         return 0
     for chosen, cases in ((args.batched, batched_cases), (args.axis, axis_cases), (args.scatter, scatter_cases),
                           (args.xsum_wide, xsum_wide_cases)):
@@ -370,13 +388,7 @@ def main():
             print(f"  speed-up on 2 threads: sum {res['er.sum threads=1'][0] / res['er.sum threads=2'][0]:.2f}x, "
                   f"dot {res['er.dot threads=1'][0] / res['er.dot threads=2'][0]:.2f}x (wall)")
     if not args.quick:
-        one = {"threads": 1} if HAS_THREADS else {}
-        for dt in (np.float64, np.float32):
-            x = rng.standard_normal(10**7).astype(dt)
-            y = rng.standard_normal(10**7).astype(dt)
-            res = interleaved([("np.dot (1 BLAS thread)", lambda: np.dot(x, y)),
-                               ("er.dot(x, y)", lambda: er.dot(x, y, **one))], args.rounds)
-            show(f"dot, {np.dtype(dt).name} N(0,1), n = 10,000,000 (one thread)", res, "np.dot (1 BLAS thread)")
+        dot_cases(args.rounds, rng, (10**7,))
     if args.check and worst > 1.5:
         print(f"FAIL: er.sum costs {worst:.3f}x the C++ exact sum (limit 1.5)", file=sys.stderr)
         return 1

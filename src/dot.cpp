@@ -18,9 +18,10 @@
 //          signed-zero state are noted once (superaccumulator::note_terms), as add(span) would note them.
 // Step D5  min_product_exponent: binary64 exponent field of each exact narrow product; for binary64 only integer-path
 //          products can lie below 2^-1022 (safe products are >= 2^-918), and their exponent is computed exactly.
-// Step D6  binary64 and binary32 blocks, when the CPU has AVX-512 and MXCSR has FTZ and DAZ off: error-free extraction
-//          onto three (binary32: two) fixed grids in binary64 additions (src/dot_extract.cpp), one pass per block under
-//          a guessed window top; a block whose checks fail is redone by Steps D1-D5 (extraction_blocks below).
+// Step D6  binary64, binary32 and bfloat16 blocks, when the CPU has AVX-512 and MXCSR has FTZ and DAZ off: error-free
+//          extraction onto three (binary32, bfloat16: two) fixed grids in binary64 additions (src/dot_extract.cpp),
+//          one pass per block under a guessed window top; a block whose checks fail is redone by Steps D1-D5
+//          (extraction_blocks below).
 //
 // Invariant of the lanes: a term is < 2^(27 + W) = 2^51 and a block has 2^10 terms, so |lane| < 2^61.
 #include "exactref/dot.h"
@@ -323,10 +324,12 @@ EXACTREF_TARGET_V3 void f64_two_products_v3(const double* x, const double* y,
     f64_two_products(x, y, n, p, e);
 }
 enum class fma_level { none, v3, v4 };
-fma_level detect_fma() noexcept {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return fma_level::v4;
-    if (__builtin_cpu_supports("x86-64-v3")) return fma_level::v3;
+fma_level detect_fma() noexcept {  // EXACTREF_SIMD caps it (simd_targets.h): base takes Step D1 for every pair
+    switch (detail::host_simd_level()) {
+        case detail::simd_level::avx512: return fma_level::v4;
+        case detail::simd_level::avx2: return fma_level::v3;
+        case detail::simd_level::base: break;
+    }
     return fma_level::none;
 }
 const fma_level host_fma = detect_fma();
@@ -473,13 +476,13 @@ int next_top(double largest) noexcept {
 
 // A kept Step D6 block into the accumulators: the level sums in units 2^(k_l - 52), then the block's terms (as
 // flush_lanes notes them). Returns r.kept; a block not kept adds nothing.
-template <class ZeroSign>
+template <class Params, class ZeroSign>
 bool add_extraction(superaccumulator& s, superaccumulator& t, const f64_extraction& r, int top, std::size_t terms,
                     ZeroSign zero_signs) noexcept {
     if (!r.kept) return false;
     bool nonzero = false;
     for (int l = 0; l < 3; ++l) {
-        const int unit = top + extraction::level_offset[l] - 52;
+        const int unit = top + Params::level_offset[l] - 52;
         s.add_lane_sum(r.s[l], unit);
         t.add_lane_sum(r.t[l], unit);
         nonzero |= r.t[l] != 0;  // T > 0 exactly when some product is non-zero, and then some level of it is
@@ -521,6 +524,29 @@ void extraction_blocks(std::size_t n, int min_top, int max_top, Attempt attempt,
         top = fallback(start, len);
     }
 }
+
+// Step D6 on the binary32 kernel (Lemma 5: binary32 and bfloat16 operands, raw bits): `kernel` is f32_extract_block
+// or bf16_extract_block, `pairs(x, y, len)` Steps D1, D2, D4, D5 for a refused block, `scan` their pass 1 (the guess
+// for the next block: |x·y| < 2^(max_field - 1022), for finite operands only).
+template <class Bits, class Pairs, class Scan>
+void binary32_kernel_blocks(superaccumulator& s, superaccumulator& t, const Bits* x, const Bits* y, std::size_t n,
+                            f64_extraction (*kernel)(const Bits*, const Bits*, std::size_t, int), Pairs pairs,
+                            Scan scan, Bits field_mask, Bits frac_mask) {
+    constexpr auto sign = static_cast<Bits>(Bits{1} << (8 * sizeof(Bits) - 1));
+    extraction_blocks(
+        n, f32_extraction_params::min_top, f32_extraction_params::max_top,
+        [&](std::size_t start, std::size_t len, int top, double& largest) {
+            const f64_extraction r = kernel(x + start, y + start, len, top);
+            largest = r.largest;
+            return add_extraction<f32_extraction_params>(
+                s, t, r, top, len, [&](std::size_t i) { return ((x[start + i] ^ y[start + i]) & sign) != 0; });
+        },
+        [&](std::size_t start, std::size_t len) {
+            pairs(x + start, y + start, len);
+            const narrow_scan sc = scan(x + start, y + start, len, field_mask, frac_mask);
+            return (sc.kind & 1u) == 0 ? static_cast<int>(sc.fields.max_field) - 1022 : INT_MIN;
+        });
+}
 }  // namespace
 #endif
 
@@ -540,7 +566,7 @@ void dot_accumulator::add(const double* x, const double* y, std::size_t n) noexc
                     const double* yb = y + start;
                     const f64_extraction r = f64_extract_block(xb, yb, len, top);
                     largest = r.largest;
-                    return add_extraction(ref_.sum, ref_.abs_sum, r, top, len, [&](std::size_t i) {
+                    return add_extraction<extraction>(ref_.sum, ref_.abs_sum, r, top, len, [&](std::size_t i) {
                         return std::signbit(xb[i]) != std::signbit(yb[i]);
                     });
                 },
@@ -675,22 +701,8 @@ void dot_accumulator::add(const std::uint32_t* x, const std::uint32_t* y, std::s
     };
 #ifdef EXACTREF_DOT_EXTRACTION
     if (host_extraction && f64_extraction_environment()) {  // Step D6 (Lemma 5), Steps D1-D5 for the blocks it refuses
-        using bits = std::uint32_t;
-        constexpr bits sign = bits{1} << 31;
-        extraction_blocks(
-            n, extraction::min_top_binary32, extraction::max_top_binary32,
-            [&](std::size_t start, std::size_t len, int top, double& largest) {
-                const f64_extraction r = f32_extract_block(x + start, y + start, len, top);
-                largest = r.largest;
-                return add_extraction(ref_.sum, ref_.abs_sum, r, top, len,
-                                      [&](std::size_t i) { return ((x[start + i] ^ y[start + i]) & sign) != 0; });
-            },
-            [&](std::size_t start, std::size_t len) {
-                pairs(x + start, y + start, len);
-                // the guess for the next block: |x·y| < 2^(max_field - 1022) (narrow_scan), for finite operands only
-                const narrow_scan scan = scan_f32(x + start, y + start, len, field_mask, frac_mask);
-                return (scan.kind & 1u) == 0 ? static_cast<int>(scan.fields.max_field) - 1022 : INT_MIN;
-            });
+        binary32_kernel_blocks(ref_.sum, ref_.abs_sum, x, y, n, f32_extract_block, pairs, scan_f32, field_mask,
+                               frac_mask);
         return;
     }
 #endif
@@ -704,9 +716,24 @@ void dot_accumulator::add(const std::uint16_t* x, const std::uint16_t* y, std::s
                                            std::uint16_t{0x7C00u}, std::uint16_t{0x03FFu}, scan_f16, fused_f16,
                                            fields_f16, lanes_f16, *this, &dot_accumulator::add_slow);
     else
-        add_narrow_pairs<narrow_kind::bf16>(ref_.sum, ref_.abs_sum, x, y, n, f_->emin, min_field_,
-                                            std::uint16_t{0x7F80u}, std::uint16_t{0x007Fu}, scan_bf16, fused_bf16,
-                                            fields_bf16, lanes_bf16, *this, &dot_accumulator::add_slow);
+        add_bf16(x, y, n);
+}
+
+void dot_accumulator::add_bf16(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept {
+    constexpr std::uint16_t field_mask = 0x7F80u, frac_mask = 0x007Fu;
+    const auto pairs = [&](const std::uint16_t* xb, const std::uint16_t* yb, std::size_t len) {
+        add_narrow_pairs<narrow_kind::bf16>(ref_.sum, ref_.abs_sum, xb, yb, len, f_->emin, min_field_, field_mask,
+                                            frac_mask, scan_bf16, fused_bf16, fields_bf16, lanes_bf16, *this,
+                                            &dot_accumulator::add_slow);
+    };
+#ifdef EXACTREF_DOT_EXTRACTION
+    if (host_extraction && f64_extraction_environment()) {  // Step D6 on the binary32 kernel (Lemma 5)
+        binary32_kernel_blocks(ref_.sum, ref_.abs_sum, x, y, n, bf16_extract_block, pairs, scan_bf16, field_mask,
+                               frac_mask);
+        return;
+    }
+#endif
+    pairs(x, y, n);
 }
 
 void dot_accumulator::add_wide(const std::uint64_t* x, const std::uint64_t* y, std::size_t n) noexcept {

@@ -71,14 +71,30 @@ struct f64_extraction_params {
     static constexpr int min_top = -1022 - level_offset[2];
     static constexpr int max_top = 1023 - level_offset[0];
     static_assert(spread <= 48 - 2 * g, "Lemma 3: the remainder r of p (a multiple of ulp(p)) lies on level 2's grid");
-    // Lemma 5 (binary32 operands): p = x·y exact with last bit >= 2^(E_p - 47) lies on level 2's grid when
-    // E_p >= M - spread_exact_products; kept products then also lie above 2^-126 = 2^emin when M >= min_top_binary32
-    // (Step D5 has nothing to record).
-    static constexpr int spread_exact_products = 52 - 47 - level_offset[1];
-    static constexpr int min_top_binary32 = -126 + spread_exact_products;
-    static constexpr int max_top_binary32 = 256 + 1;  // |x·y| < 2^256 for binary32 operands
     static_assert(min_top - spread - 105 >= -1074, "Lemma 4: products >= 2^(M - spread) have e exact (last bit >= 2^-1074)");
     static_assert(level_offset[0] - level_offset[1] <= 53, "Lemma 3: r + q_e < 2^(k_1 - 52) is exact on level 2's grid");
+};
+
+/// Constants of Step D6 for binary32 operands (docs/algorithms/ozaki.md, "Step D6", Lemma 5): p = x·y is exact (at
+/// most 48 significand bits), so two levels hold it. Each of the 16 lanes takes 2^g pairs between flushes (a whole
+/// block of 1024 pairs is one flush); level l keeps 1.5·2^k_l + (multiples of 2^(k_l - 52)), k_l = M + level_offset[l].
+struct f32_extraction_params {
+    static constexpr int lanes = 16;
+    static constexpr int lane_pairs_log2 = 6;  // g
+    static constexpr std::size_t chunk_pairs = std::size_t{lanes} << lane_pairs_log2;
+    static constexpr int g = lane_pairs_log2;
+    // Lemma 2: k_1 = M + g + 2. Lemma 5: remainders |r| <= 2^(k_1 - 53), 2^g of them within 2^(k_2 - 2) for
+    // k_2 = k_1 - 51 + g. The third level is unused (offset 0, its sums stay 0).
+    static constexpr int level_offset[3] = {g + 2, 2 * g - 49, 0};
+    // Lemma 5: p = m·2^L with m < 2^48, L >= E_p - 47, lies on level 2's grid 2^(k_2 - 52) when E_p >= M - spread.
+    static constexpr int spread = 52 - 47 - level_offset[1];
+    // Kept products lie at or above 2^(M - spread) >= 2^-126 = 2^emin of binary32 (Step D5 has nothing to record).
+    static constexpr int min_top = -126 + spread;
+    static constexpr int max_top = 256 + 1;  // |x·y| < 2^256 for binary32 operands: M above that gains nothing
+    static_assert(spread == 54 - 2 * g, "Lemma 5's spread");
+    static_assert(chunk_pairs == 1024, "one flush per block of dot.cpp");
+    static_assert(min_top + level_offset[1] >= -1022 && max_top + level_offset[0] <= 1023,
+                  "sigma_2 normal, level 1's sums finite");
 };
 
 /// Result of Step D6 on one block: lane sums in units of 2^(k_l - 52) of s and T per level, the largest |p| seen (NaN
@@ -97,10 +113,14 @@ struct f64_extraction {
 /// f64_extraction_environment() (no FTZ, no DAZ; the rounding mode does not matter: every operation rounds to nearest
 /// by its own encoding).
 f64_extraction f64_extract_block(const double* x, const double* y, std::size_t n, int top);
-/// Step D6 for binary32 operands (raw bits; Lemma 5: two levels), window top M in [min_top_binary32,
-/// max_top_binary32]; the same conditions.
+/// Step D6 for binary32 operands (raw bits; Lemma 5: two levels, f32_extraction_params), window top M in
+/// [f32_extraction_params::min_top, max_top]; the same conditions. Level sums in units 2^(M + level_offset[l] - 52)
+/// of f32_extraction_params (s[2] = t[2] = 0).
 f64_extraction f32_extract_block(const std::uint32_t* x, const std::uint32_t* y, std::size_t n, int top);
-/// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL).
+/// The same for bfloat16 operands (raw bits): a bfloat16 is a binary32 (its bits shifted up by 16), with the same
+/// exponent range and emin, so Lemma 5 and f32_extraction_params apply unchanged.
+f64_extraction bf16_extract_block(const std::uint16_t* x, const std::uint16_t* y, std::size_t n, int top);
+/// The CPU has x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) and EXACTREF_SIMD does not cap it (simd_targets.h).
 bool f64_extraction_supported() noexcept;
 /// MXCSR has FTZ and DAZ off (checked once per dot_accumulator::add call).
 bool f64_extraction_environment() noexcept;
@@ -132,6 +152,7 @@ public:
 
 private:
     void add_slow(std::uint64_t x, std::uint64_t y) noexcept;
+    void add_bf16(const std::uint16_t* x, const std::uint16_t* y, std::size_t n) noexcept;
     int add_f64_block(const double* x, const double* y, std::size_t len, std::size_t ahead) noexcept;  // D1, D3, D4
     const format_info* f_;
     reference ref_;

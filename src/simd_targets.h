@@ -9,7 +9,37 @@
 // may use AVX-512 instructions too; it still works on 256-bit vectors, and such a build runs only where AVX-512 does.
 #pragma once
 
+#include <algorithm>  // std::min
+#include <cstdlib>    // std::getenv: EXACTREF_SIMD
+#include <cstring>    // std::strcmp
+
 #define EXACTREF_V3_FEATURES "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe,popcnt,sse4.1,sse4.2,ssse3"
 #define EXACTREF_V4_FEATURES EXACTREF_V3_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
 #define EXACTREF_TARGET_V3 [[gnu::target(EXACTREF_V3_FEATURES)]]
 #define EXACTREF_TARGET_V4 [[gnu::target(EXACTREF_V4_FEATURES)]]
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+namespace exactref::detail {
+
+// The widest vectors this CPU runs, detected once (one value for the whole process: an inline function's static).
+// The environment variable EXACTREF_SIMD=avx2 or =base caps it, so that tests can run every version on one machine
+// (they must give the same bits): the sum kernels, the structured bound's fold kernel and the exact dot's Step D6
+// (AVX-512 only) and binary64 lane kernels dispatch on it.
+enum class simd_level { base, avx2, avx512 };
+
+inline simd_level host_simd_level() noexcept {
+    static const simd_level level = [] {
+        __builtin_cpu_init();
+        simd_level cpu = simd_level::base;
+        if (__builtin_cpu_supports("x86-64-v4")) cpu = simd_level::avx512;
+        else if (__builtin_cpu_supports("x86-64-v3")) cpu = simd_level::avx2;
+        const char* cap = std::getenv("EXACTREF_SIMD");
+        if (cap != nullptr && std::strcmp(cap, "base") == 0) return simd_level::base;
+        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) return std::min(cpu, simd_level::avx2);
+        return cpu;
+    }();
+    return level;
+}
+
+}  // namespace exactref::detail
+#endif

@@ -20,8 +20,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>  // std::strcmp: EXACTREF_SIMD
-#include <cstdlib>  // std::getenv
+#include <cstring>  // std::memcpy
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -617,18 +616,13 @@ EXACTREF_TARGET_V3 batch_stats fold_scan_v3(const float* x, std::size_t c, std::
     return fold_scan<4>(x, c, g);
 }
 
-int simd_width() {
-    static const int width = [] {
-        __builtin_cpu_init();
-        int w = 1;
-        if (__builtin_cpu_supports("x86-64-v4")) w = 8;
-        else if (__builtin_cpu_supports("x86-64-v3")) w = 4;
-        const char* cap = std::getenv("EXACTREF_SIMD");
-        if (cap != nullptr && std::strcmp(cap, "base") == 0) w = 1;
-        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) w = std::min(w, 4);
-        return w;
-    }();
-    return width;
+int simd_width() {  // the vector width of the best version (simd_targets.h: EXACTREF_SIMD caps it)
+    switch (detail::host_simd_level()) {
+        case detail::simd_level::avx512: return 8;
+        case detail::simd_level::avx2: return 4;
+        case detail::simd_level::base: break;
+    }
+    return 1;
 }
 #endif
 

@@ -30,8 +30,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>  // std::getenv: EXACTREF_SIMD
-#include <cstring>  // std::memcpy: unaligned vector loads; std::strcmp
+#include <cstring>  // std::memcpy: unaligned vector loads
 #include <type_traits>
 
 #include "exactref/accumulator.h"
@@ -52,23 +51,8 @@ constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the 
 #endif
 
 #ifdef EXACTREF_X86_DISPATCH
-// The widest vectors this CPU runs, detected once. The environment variable EXACTREF_SIMD=avx2 or =base caps it, so
-// that tests can run every version on one machine (they must give the same bits).
-enum class simd_level { base, avx2, avx512 };
-
-simd_level host_simd_level() noexcept {
-    static const simd_level level = [] {
-        __builtin_cpu_init();
-        simd_level cpu = simd_level::base;
-        if (__builtin_cpu_supports("x86-64-v4")) cpu = simd_level::avx512;
-        else if (__builtin_cpu_supports("x86-64-v3")) cpu = simd_level::avx2;
-        const char* cap = std::getenv("EXACTREF_SIMD");
-        if (cap != nullptr && std::strcmp(cap, "base") == 0) return simd_level::base;
-        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) return std::min(cpu, simd_level::avx2);
-        return cpu;
-    }();
-    return level;
-}
+using detail::host_simd_level;  // simd_targets.h: the CPU's widest vectors, capped by EXACTREF_SIMD
+using detail::simd_level;
 #endif
 
 // The kernels are always inlined into their per-instruction-set wrappers: an out-of-line call would run code

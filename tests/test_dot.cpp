@@ -459,7 +459,7 @@ std::uint64_t last_bit_case(const format_info& f, int t, std::mt19937_64& rng) {
 TEST(DotExtraction, LastBitAtTheSpreadLimit) {
     std::mt19937_64 rng(4242);
     const std::pair<const format_info*, int> cases[] = {{&binary64_info, extraction::spread},
-                                                        {&binary32_info, extraction::spread_exact_products}};
+                                                        {&binary32_info, detail::f32_extraction_params::spread}};
     for (const auto& [f, spread] : cases) {
         for (int t = 2 - spread - 1 + 2; t >= 2 - spread - 1 - 1; --t) {
             SCOPED_TRACE(std::string(f->name) + ", E_x + E_y = " + std::to_string(t));
@@ -600,7 +600,7 @@ TEST(DotExtraction, Binary32Operands) {
         const std::uint64_t kept = gaussian_case<float>(n, rng, x, y);
         if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024) << "every block after the first";
     }
-    constexpr int spread = extraction::spread_exact_products;
+    constexpr int spread = detail::f32_extraction_params::spread;
     for (int top_e : {0, 100, 250, -60, -78, -90}) {
         for (int depth : {0, spread - 4, spread - 3, spread - 2, spread, spread + 2}) {
             SCOPED_TRACE("binary32, E_x + E_y in [" + std::to_string(top_e - depth) + ", " + std::to_string(top_e) + "]");
@@ -614,7 +614,7 @@ TEST(DotExtraction, Binary32Operands) {
             const std::uint64_t before = detail::f64_extraction_kept_blocks();
             expect_matches_oracles(dot_any(binary32_info, x, y), x, y, binary32_info);
             // the guess is E_x + E_y + 2 after block 1, then E(largest) + 2 <= top_e + 3
-            if (extraction_runs() && depth + 3 <= spread && top_e + 2 >= extraction::min_top_binary32)
+            if (extraction_runs() && depth + 3 <= spread && top_e + 2 >= detail::f32_extraction_params::min_top)
                 EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 3u);
             if (::testing::Test::HasFailure()) return;
         }
@@ -645,6 +645,242 @@ TEST(DotExtraction, Binary32Operands) {
         expect_same_reference(r, base);
         EXPECT_EQ(detail::f64_extraction_kept_blocks() - before, 0u);
     }
+}
+
+
+// ---- Step D6 for binary32 operands at its limits (Lemma 5, f32_extraction_params) -----------------------------------
+
+using extraction32 = detail::f32_extraction_params;
+
+reference dot32(const bits_vector& x, const bits_vector& y, unsigned threads = 1) {
+    const std::vector<float> xv = orc::from_bits<float>(x);
+    const std::vector<float> yv = orc::from_bits<float>(y);
+    return dot(std::span<const float>(xv), std::span<const float>(yv), dot_options{threads});
+}
+
+// Checks a binary32 dot against the oracles and returns the number of blocks Step D6 kept.
+std::uint64_t kept_dot32(const bits_vector& x, const bits_vector& y) {
+    const std::uint64_t before = detail::f64_extraction_kept_blocks();
+    expect_matches_oracles(dot32(x, y), x, y, binary32_info);
+    return detail::f64_extraction_kept_blocks() - before;
+}
+
+// A binary32 with unbiased exponent e (normal), random fraction and sign.
+std::uint64_t f32_normal(int e, std::mt19937_64& rng, bool random_sign = true) {
+    const std::uint64_t sign = random_sign ? (rng() & 1) << 31 : 0;
+    return sign | (static_cast<std::uint64_t>(e + 127) << 23) | (rng() & 0x7FFFFFu);
+}
+
+// Level 1's sums grow the most when every product is just below 2^M and of one sign: 64 terms per lane of
+// (2 - 2^-23)^2 = 4 - 2^-21 + 2^-46 under M = 2 sum to just below 256 = 2^(k_1 - 2) (k_1 = M + g + 2 = 10), inside
+// the binade of sigma_1 = 1.5·2^10 (one binade less still holds them: 1024 - 2^-15; two binades less (planted)
+// reach 2^(k_1 + 1): the block is refused and the kept count fails). Pairs that cancel exactly (x_(i+1) = -x_i,
+// y_(i+1) = y_i) give s = +0 with T > 0; blocks of zeros after a normal block give s = -0 exactly when every product
+// is -0. A product far above the window top, cancelled later in its lane, must refuse its block.
+TEST(DotExtraction, Binary32SameSignTopAndExactCancellation) {
+    {
+        const bits_vector x(5000, 0x3FFFFFFFu), y(5000, 0x3FFFFFFFu);
+        const std::uint64_t kept = kept_dot32(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, 4u) << "blocks 2-5 (block 1 gives the guess M = 2)";
+        bits_vector xn = x;  // every product negative: the same magnitudes below sigma
+        for (auto& b : xn) b ^= 0x80000000u;
+        const std::uint64_t kept_negative = kept_dot32(xn, y);
+        if (extraction_runs()) EXPECT_EQ(kept_negative, 4u);
+    }
+    std::mt19937_64 rng(320);
+    for (int trial = 0; trial < 24; ++trial) {
+        // one lane of block 2 gets +P at its 6th pair and -P at its 7th (16 pairs later), P = 1.f·2^e far above the
+        // guess (M = 4 or 5 for N(0, 1)): level 1's sum leaves its binade, rounds onto a coarser grid, and comes
+        // back. The block test on the largest |p| refuses that block (without it, the remainder of the rounded q is
+        // lost whenever the lane's sum still lies in its binade at the flush).
+        const int e = 18 + 4 * (trial % 4);
+        SCOPED_TRACE("a cancelling pair of 2^" + std::to_string(e) + " in block 2, trial " + std::to_string(trial));
+        bits_vector x, y;
+        gaussian_case<float>(3000, rng, x, y);
+        const std::size_t at = 1024 + 16 * 5 + static_cast<std::size_t>(trial % 16);
+        x[at] = f32_normal(e, rng) | 1u;
+        y[at] = f32_normal(0, rng) | 1u;
+        x[at + 16] = x[at] ^ 0x80000000u;
+        y[at + 16] = y[at];
+        kept_dot32(x, y);
+    }
+    for (std::size_t n : {std::size_t{2}, std::size_t{1024}, std::size_t{4096}, std::size_t{5002}}) {
+        SCOPED_TRACE("cancelling pairs, n=" + std::to_string(n));
+        bits_vector x, y;
+        gaussian_case<float>(n, rng, x, y);
+        for (std::size_t i = 1; i < n; i += 2) {
+            x[i] = x[i - 1] ^ 0x80000000u;
+            y[i] = y[i - 1];
+        }
+        const reference r = dot32(x, y);
+        EXPECT_TRUE(r.sum.finite_part_is_zero());
+        EXPECT_FALSE(r.sum.all_negative_zero());
+        const std::uint64_t kept = kept_dot32(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, (n - 1) / 1024);
+    }
+    const std::uint64_t neg = 0x80000000u;
+    for (std::uint64_t zx : {std::uint64_t{0}, neg}) {
+        for (std::uint64_t zy : {std::uint64_t{0}, neg}) {
+            SCOPED_TRACE("zeros " + std::to_string(zx) + " " + std::to_string(zy));
+            bits_vector x(3000, zx), y(3000, zy);
+            kept_dot32(x, y);
+            for (std::size_t i = 0; i < 1024; ++i) x[i] = f32_normal(0, rng), y[i] = f32_normal(0, rng);
+            kept_dot32(x, y);  // a normal block, then blocks of zeros under its guess
+            for (std::size_t i = 0; i < 1024; ++i) x[i] = zx, y[i] = zy;
+            x[1500] = f32_normal(3, rng);  // one non-zero product among the zeros
+            y[1500] = f32_normal(-2, rng);
+            kept_dot32(x, y);
+        }
+    }
+}
+
+// Window tops at the float32 extremes and at the kernel's range [min_top, max_top]: products up to (2^128 - 2^104)^2
+// (just below 2^256) and down to the smallest subnormal squared (2^-298), blocks with both (a spread no block keeps),
+// Inf/NaN mixes (Inf·0, Inf·(-Inf), NaN) after kept blocks, and N(0, 1) data at the vector (8, 16) and block (1024)
+// boundaries and n = 0, 1: all bit for bit against the oracles, the long ones also on two threads.
+TEST(DotExtraction, Binary32ExtremesSpecialsAndBoundaries) {
+    std::mt19937_64 rng(321);
+    for (int top_e : {254, 253, 200, extraction32::min_top - 4, extraction32::min_top - 3, extraction32::min_top - 2,
+                      extraction32::min_top - 1, -150, -250}) {
+        for (int depth : {0, 8, extraction32::spread - 3}) {
+            SCOPED_TRACE("binary32, E_x + E_y in [" + std::to_string(top_e - depth) + ", " + std::to_string(top_e) + "]");
+            bits_vector x(4096), y(4096);
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const int sum = i % 1024 == 0 ? top_e : top_e - static_cast<int>(rng() % static_cast<unsigned>(depth + 1));
+                // E_x + E_y = sum exactly, and max E_x + max E_y = top_e (the fallback's guess bounds the products
+                // by the largest exponent of each side)
+                const int ex = std::clamp(sum / 2, std::max(-126, sum - 127), std::min(127, sum + 126));
+                x[i] = f32_normal(ex, rng);
+                y[i] = f32_normal(sum - ex, rng);
+            }
+            const std::uint64_t kept = kept_dot32(x, y);
+            // the guess: E_x + E_y + 2 after block 1 (pair 0 of each block has E_x + E_y = top_e), then at most one more
+            if (extraction_runs() && depth + 3 <= extraction32::spread)
+                EXPECT_EQ(kept, top_e + 2 >= extraction32::min_top ? 3u : 0u);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+    {
+        // the largest and the smallest products in every block: never kept, exact by Steps D1-D5
+        bits_vector x(3000), y(3000);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const bool big = i % 3 == 0;
+            x[i] = big ? 0x7F7FFFFFu : 1u + (rng() & 0x7FFFFFu);  // max finite, or a subnormal
+            y[i] = (big ? 0x7F7FFFFFu : 1u + (rng() & 0xFFu)) | ((rng() & 1) << 31);
+        }
+        const std::uint64_t kept = kept_dot32(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, 0u);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1u + (rng() & 0x3Fu), y[i] = 1u + (rng() & 0x3Fu);
+        kept_dot32(x, y);  // subnormal times subnormal: products from 2^-298
+    }
+    const std::uint64_t inf = 0x7F800000u, nan = 0x7FC00001u, neg = 0x80000000u, one = 0x3F800000u;
+    const std::pair<std::uint64_t, std::uint64_t> specials[] = {{inf, 0}, {0, inf | neg}, {inf, inf | neg},
+                                                                {nan, one}, {inf, one}, {inf | neg, one | neg}};
+    for (const auto& [a, b] : specials) {
+        for (std::size_t at : {std::size_t{1024}, std::size_t{1031}, std::size_t{2047}, std::size_t{2999}}) {
+            SCOPED_TRACE("special pair " + std::to_string(a) + " * " + std::to_string(b) + " at " + std::to_string(at));
+            bits_vector x, y;
+            gaussian_case<float>(3000, rng, x, y);
+            x[at] = a;
+            y[at] = b;
+            const std::uint64_t kept = kept_dot32(x, y);
+            if (extraction_runs()) EXPECT_EQ(kept, at < 2048 ? 0u : 1u) << "the special's block is never kept";
+        }
+    }
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{15},
+                          std::size_t{16}, std::size_t{17}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025},
+                          std::size_t{1031}, std::size_t{1032}, std::size_t{1040}, std::size_t{2047}, std::size_t{2048},
+                          std::size_t{2049}, std::size_t{3071}, std::size_t{3072}, std::size_t{3073}}) {
+        SCOPED_TRACE("N(0, 1), n=" + std::to_string(n));
+        bits_vector x, y;
+        const std::uint64_t kept = gaussian_case<float>(n, rng, x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, n == 0 ? 0 : (n - 1) / 1024);
+    }
+    for (std::size_t n : {std::size_t{65536}, std::size_t{100003}}) {
+        SCOPED_TRACE("two threads, n=" + std::to_string(n));
+        bits_vector x, y;
+        gaussian_case<float>(n, rng, x, y);
+        x[40000] = f32_normal(-100, rng);  // a block refused for its spread
+        x[n - 100] = inf;
+        const reference one_thread = dot32(x, y, 1);
+        expect_matches_oracles(one_thread, x, y, binary32_info);
+        expect_same_reference(dot32(x, y, 2), one_thread);
+    }
+}
+
+// bfloat16 operands take the binary32 kernel (Lemma 5 on the binary32 of each bfloat16's bits shifted up by 16): N(0, 1)
+// data is kept after the first block at the vector and block boundaries, the same-sign top of level 1 (64 terms of
+// (2 - 2^-7)^2 per lane), exact cancellation, -0 blocks, the largest finite squared (just below 2^256), subnormals,
+// Inf/NaN mixes and two threads: all bit for bit against the oracles. A wrong widening (planted: a shift by 15) fails
+// the N(0, 1) cases.
+TEST(DotExtraction, Bfloat16OnTheBinary32Kernel) {
+    std::mt19937_64 rng(1616);
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+    const auto bf16_gauss = [&](std::size_t n, bits_vector& x, bits_vector& y) {
+        x.resize(n);
+        y.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = std::bit_cast<std::uint32_t>(gauss(rng)) >> 16;
+            y[i] = std::bit_cast<std::uint32_t>(gauss(rng)) >> 16;
+        }
+    };
+    const auto kept_bf16 = [](const bits_vector& x, const bits_vector& y, unsigned threads = 1) {
+        const std::uint64_t before = detail::f64_extraction_kept_blocks();
+        const std::vector<bfloat16> xv = orc::from_bits<bfloat16>(x), yv = orc::from_bits<bfloat16>(y);
+        const reference r = dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), dot_options{threads});
+        const std::uint64_t kept = detail::f64_extraction_kept_blocks() - before;
+        expect_matches_oracles(r, x, y, bfloat16_info);
+        return kept;
+    };
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{15},
+                          std::size_t{16}, std::size_t{17}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025},
+                          std::size_t{2047}, std::size_t{2048}, std::size_t{2049}, std::size_t{3073}, std::size_t{5000}}) {
+        SCOPED_TRACE("bfloat16 N(0, 1), n=" + std::to_string(n));
+        bits_vector x, y;
+        bf16_gauss(n, x, y);
+        const std::uint64_t kept = kept_bf16(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, n == 0 ? 0 : (n - 1) / 1024);
+        if (n == 5000) {  // the same pairs cancelling exactly: s = +0
+            for (std::size_t i = 1; i < n; i += 2) x[i] = x[i - 1] ^ 0x8000u, y[i] = y[i - 1];
+            kept_bf16(x, y);
+        }
+    }
+    {
+        const bits_vector x(5000, 0x3FFFu), y(5000, 0x3FFFu);  // (2 - 2^-7)^2 just below 4 = 2^M
+        const std::uint64_t kept = kept_bf16(x, y);
+        if (extraction_runs()) EXPECT_EQ(kept, 4u);
+        const bits_vector big(3000, 0x7F7Fu);  // the largest finite bfloat16, squared: just below 2^256
+        kept_bf16(big, big);
+    }
+    const std::uint64_t inf = 0x7F80u, nan = 0x7FC1u, neg = 0x8000u, one = 0x3F80u;
+    const std::pair<std::uint64_t, std::uint64_t> specials[] = {
+        {inf, 0}, {inf, inf | neg}, {nan, one}, {inf | neg, one}, {0x0001u, 0x7F00u} /* subnormal times 2^127 */,
+        {0x007Fu, 0x0003u} /* subnormal squared: below 2^-126 */, {neg, 0}};
+    for (const auto& [a, b] : specials) {
+        for (std::size_t at : {std::size_t{1024}, std::size_t{2047}, std::size_t{2999}}) {
+            SCOPED_TRACE("bfloat16 pair " + std::to_string(a) + " * " + std::to_string(b) + " at " + std::to_string(at));
+            bits_vector x, y;
+            bf16_gauss(3000, x, y);
+            x[at] = a;
+            y[at] = b;
+            kept_bf16(x, y);
+        }
+    }
+    for (std::uint64_t zx : {std::uint64_t{0}, neg}) {
+        for (std::uint64_t zy : {std::uint64_t{0}, neg}) {
+            bits_vector x, y;
+            bf16_gauss(3000, x, y);
+            for (std::size_t i = 1024; i < 3000; ++i) x[i] = zx, y[i] = zy;  // a normal block, then zeros
+            kept_bf16(x, y);
+        }
+    }
+    bits_vector x, y;
+    bf16_gauss(100003, x, y);
+    x[50001] = 0x0001u;  // a block refused for its spread
+    const std::vector<bfloat16> xv = orc::from_bits<bfloat16>(x), yv = orc::from_bits<bfloat16>(y);
+    const reference one_thread = dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), dot_options{1});
+    expect_matches_oracles(one_thread, x, y, bfloat16_info);
+    expect_same_reference(dot(std::span<const bfloat16>(xv), std::span<const bfloat16>(yv), dot_options{2}), one_thread);
 }
 
 }  // namespace

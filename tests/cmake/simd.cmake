@@ -1,6 +1,6 @@
 # The superaccumulator's fast path has AVX-512, AVX2 and scalar versions chosen at run time; a machine runs only the
-# best one by default. EXACTREF_SIMD caps the choice (src/sum_kernels.cpp), so the random-input oracle tests and the
-# fused-pass tests (and the structured bound's fold kernel) also run on the AVX2 and scalar versions here.
+# best one by default. EXACTREF_SIMD caps the choice (src/simd_targets.h), so the random-input oracle tests and the
+# fused-pass tests (and the structured bound's fold kernel, and the exact dot) also run on the AVX2 and scalar versions here.
 # They run at EXACTREF_TEST_SCALE=0.3 (tests/test_scale.h): the full counts run on the best version.
 foreach(level avx2 base)
   add_test(NAME simd_${level}.accumulator_random
@@ -9,6 +9,9 @@ foreach(level avx2 base)
   # The structured bound's fold kernel (src/structured.cpp) has the same three versions.
   add_test(NAME simd_${level}.structured
            COMMAND test_structured --gtest_filter=StructuredSoundness.EveryReachable*:StructuredBound.*:StructuredDetection.LostQuarter*)
-  set_tests_properties(simd_${level}.accumulator_random simd_${level}.fused_sum simd_${level}.structured
+  # The exact dot: the cap turns Step D6 (AVX-512 only) off, and base also the binary64 FMA lane kernels (every
+  # binary64 pair then takes Step D1); the narrow formats' Steps D1-D5 dispatch on the CPU alone (target_clones).
+  add_test(NAME simd_${level}.dot COMMAND test_dot --gtest_filter=Dot.*:DotExtraction.*)
+  set_tests_properties(simd_${level}.accumulator_random simd_${level}.fused_sum simd_${level}.structured simd_${level}.dot
                        PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=0.3" LABELS unit)
 endforeach()
