@@ -869,6 +869,26 @@ std::string shape_text(const array_shape& s) {
     return out + (s.size() == 1 ? ",)" : ")");
 }
 
+// The least and the largest index (0 and -1 for none) in one pass (vectorized: target_clones).
+template <index_type I>
+[[gnu::always_inline]] inline std::pair<I, I> index_range_of(const I* p, std::size_t n) noexcept {
+    I lo = 0, hi = -1;
+    if (n != 0) lo = hi = p[0];
+    for (std::size_t i = 0; i < n; ++i) {
+        lo = std::min(lo, p[i]);
+        hi = std::max(hi, p[i]);
+    }
+    return {lo, hi};
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+std::pair<std::int64_t, std::int64_t> index_range(const std::int64_t* p, std::size_t n) noexcept {
+    return index_range_of(p, n);
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+std::pair<std::int32_t, std::int32_t> index_range(const std::int32_t* p, std::size_t n) noexcept {
+    return index_range_of(p, n);
+}
+
 // An index as a cell position: a negative one maps beyond every array (out of range).
 template <index_type I>
 inline std::size_t cell_index(I v) noexcept {
@@ -1013,6 +1033,10 @@ dense_plan plan_dense(std::span<const T> values, std::span<const T> initial, std
     return plan;
 }
 
+// detail::take_dense_scatter_counts (compact_cells.h): relaxed counters, touched once per range, fold or block.
+std::atomic<std::uint64_t> dense_ranges{0}, one_by_one_ranges{0}, dense_folds{0}, special_blocks{0};
+void tally(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
+
 struct alignas(32) dense_element {
     u128 part[2];  // [sign bit]: (value / 2^exponent) << count_bits | count
 };
@@ -1022,6 +1046,7 @@ struct alignas(32) dense_element {
 // -0.0 was seen when the positive side counts one or the negative part is non-zero, and so on), merged by
 // merge_cell; Step D4 says it fits.
 void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& plan, const spill_list& spills) {
+    tally(dense_folds);
     const u128 count_mask = (u128{1} << plan.count_bits) - 1;
     for (std::size_t i = 0; i < dense.size(); ++i) {
         dense_element& d = dense[i];
@@ -1062,7 +1087,11 @@ bool has_special(std::span<const T> xs) noexcept {
 template <floating_format T, class Target, class Value>
 std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std::size_t end, Target& target,
                           Value& value, std::span<const T> values, const dense_plan& plan, const spill_list& spills) {
-    if (!plan.use) return scatter_in_order(base, cells, begin, end, target, value, spills);
+    if (!plan.use) {
+        tally(one_by_one_ranges);
+        return scatter_in_order(base, cells, begin, end, target, value, spills);
+    }
+    tally(dense_ranges);
     using tr = format_traits<T>;
     constexpr int frac_bits = tr::info.precision - 1;
     constexpr std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
@@ -1072,9 +1101,11 @@ std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std:
     u128* const parts = &dense.data()->part[0];
     const int shift_base = static_cast<int>(plan.count_bits) - plan.field_lo;
     std::size_t bad = none, since_fold = 0;
-    for (std::size_t start = begin; start < end; start += dense_block) {
-        const std::size_t stop = std::min(end, start + dense_block);
+    const std::size_t block = std::min(dense_block, plan.batch);  // a block never holds more words than a batch
+    for (std::size_t start = begin; start < end; start += block) {
+        const std::size_t stop = std::min(end, start + block);
         if (plan.special && has_special(values.subspan(start, stop - start))) {
+            tally(special_blocks);
             const std::size_t b = scatter_in_order(base, cells, start, stop, target, value, spills);
             if (bad == none) bad = b;
             continue;
@@ -1388,13 +1419,14 @@ compact_reference_array bincount(std::span<const I> x, std::span<const T> weight
     const char* fn = "bincount";
     const unsigned workers = detail::resolve_threads(threads);
     check_length(fn, "weights", weights.size(), x.size(), "one weight per element of x");
-    std::size_t length = minlength;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        if (x[i] < 0)
-            throw std::invalid_argument(std::string(fn) + ": x[" + std::to_string(i) + "] = " + std::to_string(x[i]) +
-                                        " is negative; bincount counts non-negative integers (as numpy)");
-        length = std::max(length, static_cast<std::size_t>(x[i]) + 1);
+    // min(x) and max(x) in one vectorized pass; a negative x is then looked up to be named.
+    const auto [least, largest] = index_range(x.data(), x.size());
+    if (least < 0) {
+        const std::size_t i = static_cast<std::size_t>(std::find_if(x.begin(), x.end(), [](I v) { return v < 0; }) - x.begin());
+        throw std::invalid_argument(std::string(fn) + ": x[" + std::to_string(i) + "] = " + std::to_string(x[i]) +
+                                    " is negative; bincount counts non-negative integers (as numpy)");
     }
+    const std::size_t length = x.empty() ? minlength : std::max(minlength, static_cast<std::size_t>(largest) + 1);
     compact_reference_array out({length}, format_traits<T>::info.id);
     scatter_terms<T>(
         out, x.size(), [&](std::size_t i) { return static_cast<std::size_t>(x[i]); },  // checked above
@@ -1515,6 +1547,11 @@ compact_reference_array exclusive_scan(std::span<const T> values, const array_sh
 // ---- cell entries for src/axis_sums.cpp (src/compact_cells.h) --------------------------------------------------
 
 namespace detail {
+
+dense_scatter_counts take_dense_scatter_counts() noexcept {
+    auto take = [](std::atomic<std::uint64_t>& c) { return c.exchange(0, std::memory_order_relaxed); };
+    return {take(dense_ranges), take(one_by_one_ranges), take(dense_folds), take(special_blocks)};
+}
 
 template <floating_format T>
 void add_terms_to_cell(compact_reference_array& out, std::size_t i, std::span<const T> terms) {
