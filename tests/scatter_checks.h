@@ -59,4 +59,22 @@ inline void expect_oracle(const er::compact_reference_array& refs, std::size_t k
     ASSERT_EQ(refs.exact(k), oracle::gmp_sum(std::span<const std::uint64_t>(terms), f).decimal());
 }
 
+// A binary64 bincount loop, out[ids[i]] += values[i] in input order from `initial` (one value per segment), with a
+// planted fault at position `at`: 0 none, 1 the update dropped, 2 applied twice, 3 applied to the next segment (an
+// index off by one), 4 the segment's initial value lost.
+inline std::vector<double> faulty_bincount(const std::vector<double>& values, const std::vector<std::int64_t>& ids,
+                                           std::vector<double> initial, std::size_t at, int fault) {
+    std::vector<double> out = std::move(initial);
+    const std::size_t segments = out.size();
+    if (fault == 4) out[static_cast<std::size_t>(ids[at])] = 0.0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        auto k = static_cast<std::size_t>(ids[i]);
+        if (i == at && fault == 1) continue;
+        if (i == at && fault == 2) out[k] += values[i];
+        if (i == at && fault == 3) k = (k + 1) % segments;
+        out[k] += values[i];
+    }
+    return out;
+}
+
 }  // namespace scatter_checks

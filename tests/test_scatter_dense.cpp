@@ -251,18 +251,7 @@ TEST(ScatterDense, PlantedKernelFaultsAreRejected) {
     const auto refs = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), segments,
                                       std::span<const double>(initial), er::out_of_range::error, 1);
     EXPECT_GT(er::detail::take_dense_scatter_counts().dense_ranges, 0u);
-    auto kernel = [&](int fault) {
-        std::vector<double> out = initial;
-        if (fault == 4) out[static_cast<std::size_t>(ids[100000])] = 0.0;
-        for (std::size_t i = 0; i < n; ++i) {
-            auto k = static_cast<std::size_t>(ids[i]);
-            if (i == 100000 && fault == 1) continue;
-            if (i == 100000 && fault == 2) out[k] += values[i];
-            if (i == 100000 && fault == 3) k = (k + 1) % segments;
-            out[k] += values[i];
-        }
-        return out;
-    };
+    auto kernel = [&](int fault) { return scatter_checks::faulty_bincount(values, ids, initial, 100000, fault); };
     const er::standard model = er::any_order();
     EXPECT_TRUE(er::covers(std::span<const double>(kernel(0)), refs, model).covered);
     for (int fault = 1; fault <= 4; ++fault)

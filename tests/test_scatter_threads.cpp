@@ -210,15 +210,7 @@ TEST(ScatterThreads, PlantedFaultsAreRejectedAndAChangedTermIsSeen) {
     const auto refs = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), segments,
                                       {}, er::out_of_range::error, 2);
     auto kernel = [&](int fault) {
-        std::vector<double> out(segments, 0.0);
-        for (std::size_t i = 0; i < long_n; ++i) {
-            auto k = static_cast<std::size_t>(ids[i]);
-            if (i == 100000 && fault == 1) continue;
-            if (i == 100000 && fault == 2) out[k] += values[i];
-            if (i == 100000 && fault == 3) k = (k + 1) % segments;
-            out[k] += values[i];
-        }
-        return out;
+        return scatter_checks::faulty_bincount(values, ids, std::vector<double>(segments, 0.0), 100000, fault);
     };
     const er::standard model = er::any_order();
     const std::vector<double> good = kernel(0);
