@@ -24,13 +24,12 @@
 #include "exactref/covers.h"
 #include "exactref/scatter.h"
 #include "oracle.h"
-#include "scatter_checks.h"  // difference, expect_oracle
+#include "scatter_checks.h"
 
 namespace er = exactref;
 namespace oracle = exactref::oracle;
 using ::testing::HasSubstr;
-using scatter_checks::difference;
-using scatter_checks::expect_oracle;
+namespace sc = scatter_checks;  // difference, expect_oracle, faulty_bincount
 
 namespace {
 
@@ -60,7 +59,7 @@ void expect_every_element(const er::compact_reference_array& refs, const input& 
         if (in.ids[i] >= 0 && static_cast<std::size_t>(in.ids[i]) < in.segments)
             terms[static_cast<std::size_t>(in.ids[i])].push_back(std::bit_cast<std::uint64_t>(in.values[i]));
     for (std::size_t k = 0; k < in.segments; ++k) {
-        expect_oracle(refs, k, f, terms[k], where);
+        sc::expect_oracle(refs, k, f, terms[k], where);
         bool finite = true;
         std::vector<std::uint64_t> magnitudes;
         for (std::uint64_t b : terms[k]) {
@@ -92,16 +91,16 @@ er::detail::dense_scatter_counts check_builders(const input& in, const std::stri
             expect_every_element(seg, in, false, at + " segment_sum");
             expect_every_element(seg_init, in, true, at + " segment_sum with initial");
         } else {
-            EXPECT_EQ(difference(seg, er::segment_sum(v, id, m, {}, er::out_of_range::drop, 1)), "") << at;
-            EXPECT_EQ(difference(seg_init, er::segment_sum(v, id, m, init, er::out_of_range::drop, 1)), "") << at;
+            EXPECT_EQ(sc::difference(seg, er::segment_sum(v, id, m, {}, er::out_of_range::drop, 1)), "") << at;
+            EXPECT_EQ(sc::difference(seg_init, er::segment_sum(v, id, m, init, er::out_of_range::drop, 1)), "") << at;
         }
         if (!in_range) continue;
         const auto bins = er::bincount(id, v, m, t);
-        EXPECT_EQ(difference(bins, seg), "") << at << " bincount";
+        EXPECT_EQ(sc::difference(bins, seg), "") << at << " bincount";
         const auto added = er::add_at(init, id, v, t);
-        EXPECT_EQ(difference(added, seg_init), "") << at << " add_at";
-        EXPECT_EQ(difference(er::scatter_add(init, {m}, 0, id, {n}, v, {n}, t), seg_init), "") << at << " scatter_add";
-        EXPECT_EQ(difference(er::index_add(init, {m}, 0, id, v, {n}, t), seg_init), "") << at << " index_add";
+        EXPECT_EQ(sc::difference(added, seg_init), "") << at << " add_at";
+        EXPECT_EQ(sc::difference(er::scatter_add(init, {m}, 0, id, {n}, v, {n}, t), seg_init), "") << at << " scatter_add";
+        EXPECT_EQ(sc::difference(er::index_add(init, {m}, 0, id, v, {n}, t), seg_init), "") << at << " index_add";
     }
     return er::detail::take_dense_scatter_counts();
 }
@@ -251,7 +250,7 @@ TEST(ScatterDense, PlantedKernelFaultsAreRejected) {
     const auto refs = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), segments,
                                       std::span<const double>(initial), er::out_of_range::error, 1);
     EXPECT_GT(er::detail::take_dense_scatter_counts().dense_ranges, 0u);
-    auto kernel = [&](int fault) { return scatter_checks::faulty_bincount(values, ids, initial, 100000, fault); };
+    auto kernel = [&](int fault) { return sc::faulty_bincount(values, ids, initial, 100000, fault); };
     const er::standard model = er::any_order();
     EXPECT_TRUE(er::covers(std::span<const double>(kernel(0)), refs, model).covered);
     for (int fault = 1; fault <= 4; ++fault)
