@@ -872,13 +872,12 @@ std::string shape_text(const array_shape& s) {
 // The least and the largest index (0 and -1 for none) in one pass (vectorized: target_clones).
 template <index_type I>
 [[gnu::always_inline]] inline std::pair<I, I> index_range_of(const I* p, std::size_t n) noexcept {
-    I lo = 0, hi = -1;
-    if (n != 0) lo = hi = p[0];
+    I lo = std::numeric_limits<I>::max(), hi = std::numeric_limits<I>::min();  // constants: GCC vectorizes this
     for (std::size_t i = 0; i < n; ++i) {
         lo = std::min(lo, p[i]);
         hi = std::max(hi, p[i]);
     }
-    return {lo, hi};
+    return n == 0 ? std::pair<I, I>{0, -1} : std::pair<I, I>{lo, hi};
 }
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 std::pair<std::int64_t, std::int64_t> index_range(const std::int64_t* p, std::size_t n) noexcept {
@@ -1044,8 +1043,9 @@ struct alignas(32) dense_element {
 // Step D3: folds every dense element into its cell (builder form, or spilled) and clears it. An element becomes the
 // builder-form cell of its terms (parts at plan.exponent; the flags from the counts and parts: a term other than
 // -0.0 was seen when the positive side counts one or the negative part is non-zero, and so on), merged by
-// merge_cell; Step D4 says it fits.
-void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& plan, const spill_list& spills) {
+// merge_cell (an empty cell takes it as it is: the same state); Step D4 says it fits. clear: zero the parts after.
+void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& plan, const spill_list& spills,
+                bool clear) {
     tally(dense_folds);
     const u128 count_mask = (u128{1} << plan.count_bits) - 1;
     for (std::size_t i = 0; i < dense.size(); ++i) {
@@ -1063,8 +1063,9 @@ void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& pl
             from.exponent = plan.exponent;
             store_parts(from, p, n);
         }
-        merge_cell(base[i], from, nullptr, spills);
-        d = dense_element{};
+        if (base[i].count == 0) base[i] = from;  // an empty cell (the usual case) takes the element as it is
+        else merge_cell(base[i], from, nullptr, spills);
+        if (clear) d = dense_element{};
     }
 }
 
@@ -1111,7 +1112,7 @@ std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std:
             continue;
         }
         if (since_fold + (stop - start) > plan.batch) {
-            fold_dense(base, dense, plan, spills);
+            fold_dense(base, dense, plan, spills, true);
             since_fold = 0;
         }
         since_fold += stop - start;
@@ -1133,7 +1134,7 @@ std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std:
             parts[2 * t + ((bits >> sign_shift) & 1u)] += (u128{m} << shift) | 1u;
         }
     }
-    fold_dense(base, dense, plan, spills);
+    fold_dense(base, dense, plan, spills, false);  // the last: the dense parts are dropped after it
     return bad;
 }
 
