@@ -980,7 +980,9 @@ term_window window_of(std::span<const T> xs, term_window w, bool first) {
         r = {};
         for (const T& x : xs) {
             const auto m = static_cast<bits_t>(tr::to_bits(x) & mask);
-            if (m < special) r.top = std::max(r.top, m), r.least_minus_one = std::min(r.least_minus_one, static_cast<bits_t>(m - 1));
+            if (m >= special) continue;
+            r.top = std::max(r.top, m);
+            r.least_minus_one = std::min(r.least_minus_one, static_cast<bits_t>(m - 1));
         }
     }
     if (r.top == 0) return w;  // no finite non-zero term here
@@ -1426,7 +1428,8 @@ compact_reference_array bincount(std::span<const I> x, std::span<const T> weight
     // min(x) and max(x) in one vectorized pass; a negative x is then looked up to be named.
     const auto [least, largest] = index_range(x.data(), x.size());
     if (least < 0) {
-        const std::size_t i = static_cast<std::size_t>(std::find_if(x.begin(), x.end(), [](I v) { return v < 0; }) - x.begin());
+        const auto first = std::find_if(x.begin(), x.end(), [](I v) { return v < 0; });
+        const auto i = static_cast<std::size_t>(first - x.begin());
         throw std::invalid_argument(std::string(fn) + ": x[" + std::to_string(i) + "] = " + std::to_string(x[i]) +
                                     " is negative; bincount counts non-negative integers (as numpy)");
     }

@@ -35,7 +35,8 @@ namespace {
 
 // A binary64 ±m·2^e with a random 52-bit fraction and a biased exponent field in [lo, hi] (0: subnormal).
 double random_double(std::mt19937_64& rng, int lo, int hi) {
-    const auto field = static_cast<std::uint64_t>(lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1)));
+    const auto span = static_cast<std::uint64_t>(hi - lo + 1);
+    const auto field = static_cast<std::uint64_t>(lo + static_cast<int>(rng() % span));
     const std::uint64_t bits = (rng() & (std::uint64_t{1} << 63)) | (field << 52) | (rng() >> 12);
     return std::bit_cast<double>(bits);
 }
@@ -99,7 +100,8 @@ er::detail::dense_scatter_counts check_builders(const input& in, const std::stri
         EXPECT_EQ(sc::difference(bins, seg), "") << at << " bincount";
         const auto added = er::add_at(init, id, v, t);
         EXPECT_EQ(sc::difference(added, seg_init), "") << at << " add_at";
-        EXPECT_EQ(sc::difference(er::scatter_add(init, {m}, 0, id, {n}, v, {n}, t), seg_init), "") << at << " scatter_add";
+        EXPECT_EQ(sc::difference(er::scatter_add(init, {m}, 0, id, {n}, v, {n}, t), seg_init), "")
+            << at << " scatter_add";
         EXPECT_EQ(sc::difference(er::index_add(init, {m}, 0, id, v, {n}, t), seg_init), "") << at << " index_add";
     }
     return er::detail::take_dense_scatter_counts();
@@ -128,7 +130,8 @@ TEST(ScatterDense, NarrowWindowOneFoldAtTheEnd) {
     for (std::size_t k = 0; k < in.segments; k += 7) in.initial[k] = (k % 2) ? -0.0 : 0.0;
     for (std::size_t i = 0; i < n_terms; i += 97) in.values[i] = (i % 2) ? -0.0 : 0.0;  // zeros: counts only
     for (std::size_t i = 0; i < n_terms; ++i)  // odd segments from 2001 on take only zeros of one sign or none
-        if (in.ids[i] > 2000 && in.ids[i] % 2) in.values[i] = in.ids[i] % 4 == 1 ? -0.0 : (in.ids[i] % 8 == 3 ? 0.0 : in.values[i]);
+        if (in.ids[i] > 2000 && in.ids[i] % 2)
+            in.values[i] = in.ids[i] % 4 == 1 ? -0.0 : (in.ids[i] % 8 == 3 ? 0.0 : in.values[i]);
     for (std::size_t i = 0; i < n_terms; ++i)
         if (in.ids[i] >= 2900) in.ids[i] = 2899;  // segments 2900 .. 2999 empty
     const auto c = check_builders(in, "narrow window");
@@ -222,7 +225,8 @@ TEST(ScatterDense, BlocksWithInfOrNanGoOneByOne) {
 TEST(ScatterDense, OutOfRangeIdsAreDroppedOrNamed) {
     std::mt19937_64 rng(405);
     input in = make_input(rng, n_terms, 1000, 1000, 1030);
-    for (std::size_t i = 300; i < n_terms; i += 1001) in.ids[i] = (i % 2) ? -3 : 1000 + static_cast<std::int64_t>(i % 5);
+    for (std::size_t i = 300; i < n_terms; i += 1001)
+        in.ids[i] = (i % 2) ? -3 : 1000 + static_cast<std::int64_t>(i % 5);
     const auto c = check_builders(in, "dropped ids");  // drop mode, against the oracles without them
     EXPECT_GT(c.dense_ranges, 0u);
     for (unsigned t : {1u, 2u}) {
