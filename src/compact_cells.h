@@ -29,4 +29,13 @@ void add_terms_to_cell(compact_reference_array& out, std::size_t i, std::span<co
 void merge_pair_into_cell(compact_reference_array& out, std::size_t i, superaccumulator& sum,
                           superaccumulator& abs_sum, std::uint64_t count);
 
+/// How often each way of the one-dimensional scatters' Step D (docs/algorithms/compact-reference-array.md) ran since
+/// the last call, summed over every thread and builder, then reset: ranges of terms through the dense parts and one
+/// by one, folds of the dense parts into the cells (one per dense range at its end, more when the counts outgrow
+/// their bits), blocks taken one by one for an Inf or NaN. For tests (every exit of the dense path ran).
+struct dense_scatter_counts {
+    std::uint64_t dense_ranges = 0, one_by_one_ranges = 0, folds = 0, special_blocks = 0;
+};
+dense_scatter_counts take_dense_scatter_counts() noexcept;
+
 }  // namespace exactref::detail

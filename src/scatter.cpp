@@ -139,6 +139,21 @@ void finish_parts(cell& c) noexcept {
     store(c, p + n, static_cast<i128>(p - n));
 }
 
+// A finished builder cell at the highest exponent its value allows (Step D4 of
+// docs/algorithms/compact-reference-array.md): sum and abs shifted right by their common trailing zero bits, so the
+// cell is a function of Σt and Σ|t| alone, whichever path (dense or one by one, any thread count) built it.
+void normalize(cell& c) noexcept {
+    const u128 a = abs_of(c);
+    const i128 s = sum_of(c);
+    const u128 bits = a | static_cast<u128>(s);
+    if (bits == 0) return;  // no non-zero term: the exponent is untouched (0)
+    const auto lo = static_cast<std::uint64_t>(bits);
+    const int k = lo != 0 ? std::countr_zero(lo) : 64 + std::countr_zero(static_cast<std::uint64_t>(bits >> 64));
+    if (k == 0) return;
+    c.exponent += k;
+    store(c, a >> k, s >> k);  // exact: both are multiples of 2^k (>> of a negative i128 is arithmetic)
+}
+
 // The rare cases of add_part, as add_finite_rare: the first non-zero term, a term below the exponent (both parts
 // shifted up by d), a span too wide (false). Every check is exact — false exactly when a part would reach 2^125 — so
 // a cell spills exactly when its terms' parts do not fit (P and N only grow, the exponent only falls): whatever the
@@ -765,6 +780,7 @@ void finish_cells(compact_reference_array& out, std::vector<std::vector<compact_
             cell& c = cells[i];
             if ((c.state & cell_spilled) == 0) {
                 finish_parts(c);
+                normalize(c);
             } else if (c.state & cell_local_spill) {
                 c.sum_lo = base[(c.sum_lo >> 48) - 1] + (c.sum_lo & spill_list::index_mask);
                 c.state &= ~cell_local_spill;
@@ -853,6 +869,25 @@ std::string shape_text(const array_shape& s) {
     return out + (s.size() == 1 ? ",)" : ")");
 }
 
+// The least and the largest index (0 and -1 for none) in one pass (vectorized: target_clones).
+template <index_type I>
+[[gnu::always_inline]] inline std::pair<I, I> index_range_of(const I* p, std::size_t n) noexcept {
+    I lo = std::numeric_limits<I>::max(), hi = std::numeric_limits<I>::min();  // constants: GCC vectorizes this
+    for (std::size_t i = 0; i < n; ++i) {
+        lo = std::min(lo, p[i]);
+        hi = std::max(hi, p[i]);
+    }
+    return n == 0 ? std::pair<I, I>{0, -1} : std::pair<I, I>{lo, hi};
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+std::pair<std::int64_t, std::int64_t> index_range(const std::int64_t* p, std::size_t n) noexcept {
+    return index_range_of(p, n);
+}
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+std::pair<std::int32_t, std::int32_t> index_range(const std::int32_t* p, std::size_t n) noexcept {
+    return index_range_of(p, n);
+}
+
 // An index as a cell position: a negative one maps beyond every array (out of range).
 template <index_type I>
 inline std::size_t cell_index(I v) noexcept {
@@ -878,13 +913,243 @@ std::size_t scatter_in_order(cell* base, std::size_t cells, std::size_t begin, s
     return bad;
 }
 
+// ---- the dense scatter (Step D of docs/algorithms/compact-reference-array.md) ---------------------------------
+// When every finite term of a scatter lies in one window of binades narrow enough that no cell can come near 2^125
+// (Step D1), the terms go first into a dense array of 32-byte elements — the positive and negative parts as 128-bit
+// integers at one exponent for the whole array, each with its count in the low bits — with one 128-bit addition per
+// term and no check, and the array is folded into the cells (Step D3) at the end, or whenever the counts could
+// outgrow their bits. Blocks holding an Inf or a NaN take scatter_in_order instead.
+
+// The magnitudes' range in one pass (vectorized: target_clones): the largest magnitude encoding and the least
+// non-zero one minus 1 (a zero wraps to the top, so it never is the least).
+template <class Bits>
+struct magnitude_range {
+    Bits top = 0, least_minus_one = static_cast<Bits>(~Bits{0});
+};
+typedef std::uint64_t __attribute__((may_alias)) alias64;
+typedef std::uint32_t __attribute__((may_alias)) alias32;
+typedef std::uint16_t __attribute__((may_alias)) alias16;
+template <class Bits, class Alias>
+[[gnu::always_inline]] inline magnitude_range<Bits> range_masked(const Alias* p, std::size_t n, Bits mask) {
+    Bits top = 0, low = static_cast<Bits>(~Bits{0});
+    for (std::size_t i = 0; i < n; ++i) {
+        const Bits m = static_cast<Bits>(p[i] & mask);
+        top = std::max(top, m);
+        low = std::min(low, static_cast<Bits>(m - 1));
+    }
+    return {top, low};
+}
+#define EXACTREF_RANGE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+EXACTREF_RANGE_CLONES magnitude_range<std::uint64_t> range64(const alias64* p, std::size_t n, std::uint64_t m) {
+    return range_masked<std::uint64_t>(p, n, m);
+}
+EXACTREF_RANGE_CLONES magnitude_range<std::uint32_t> range32(const alias32* p, std::size_t n, std::uint32_t m) {
+    return range_masked<std::uint32_t>(p, n, m);
+}
+EXACTREF_RANGE_CLONES magnitude_range<std::uint16_t> range16(const alias16* p, std::size_t n, std::uint16_t m) {
+    return range_masked<std::uint16_t>(p, n, m);
+}
+#undef EXACTREF_RANGE_CLONES
+magnitude_range<std::uint64_t> range_any(const void* p, std::size_t n, std::uint64_t m) {
+    return range64(static_cast<const alias64*>(p), n, m);
+}
+magnitude_range<std::uint32_t> range_any(const void* p, std::size_t n, std::uint32_t m) {
+    return range32(static_cast<const alias32*>(p), n, m);
+}
+magnitude_range<std::uint16_t> range_any(const void* p, std::size_t n, std::uint16_t m) {
+    return range16(static_cast<const alias16*>(p), n, m);
+}
+
+// Step D1: the binades of a scatter's finite non-zero terms, as max(exponent field, 1) (a subnormal's field is 0
+// but its unit is that of field 1): field_lo <= max(field, 1) <= field_hi for each. special: an Inf or NaN is among
+// them (left out of the range). No finite non-zero term: field_lo = field_hi = 1.
+struct term_window {
+    int field_lo = 1, field_hi = 1;
+    bool special = false;
+};
+template <floating_format T>
+term_window window_of(std::span<const T> xs, term_window w, bool first) {
+    using tr = format_traits<T>;
+    using bits_t = typename tr::bits_type;
+    constexpr int frac_bits = tr::info.precision - 1;
+    const auto mask = static_cast<bits_t>(~(std::uint64_t{1} << (tr::info.storage_bits - 1)));
+    const auto special = static_cast<bits_t>(std::uint64_t{tr::info.special_exponent_field()} << frac_bits);
+    magnitude_range<bits_t> r = range_any(static_cast<const void*>(xs.data()), xs.size(), mask);
+    if (r.top >= special) {  // an Inf or a NaN: the range of the others, one by one
+        w.special = true;
+        r = {};
+        for (const T& x : xs) {
+            const auto m = static_cast<bits_t>(tr::to_bits(x) & mask);
+            if (m >= special) continue;
+            r.top = std::max(r.top, m);
+            r.least_minus_one = std::min(r.least_minus_one, static_cast<bits_t>(m - 1));
+        }
+    }
+    if (r.top == 0) return w;  // no finite non-zero term here
+    const int hi = std::max(1, static_cast<int>(r.top >> frac_bits));
+    const int lo = std::max(1, static_cast<int>(static_cast<bits_t>(r.least_minus_one + 1) >> frac_bits));
+    w.field_hi = first ? hi : std::max(w.field_hi, hi);
+    w.field_lo = first ? lo : std::min(w.field_lo, lo);
+    return w;
+}
+
+// Step D2: the dense array's layout for one scatter, or use = false. Every finite term t = ±m·2^(f1 - emax -
+// frac_bits) (f1 = max(field, 1), m < 2^p) becomes the word w = m·2^(f1 - field_lo + count_bits) + 1, added to the
+// part its sign bit selects (+0.0 and -0.0 add only their count); with W = field_hi - field_lo,
+//   w <= (2^p - 1)·2^(W + c) + 1 < 2^(p + W + c),   and at most batch = 2^c - 1 words per part between folds:
+//   a part < 2^c · 2^(p + W + c) <= 2^128 (2c + p + W <= 128: no wrap), its count <= 2^c - 1 (the low c bits, below
+//   every m-bit: no carry into the value).
+// use also needs bitwidth(n + 1) + p + W <= 125: every cell's parts over all its terms, the initial one included,
+// stay below (n + 1)·2^(p + W) <= 2^125 at the exponent of field_lo, so no cell can spill on finite terms whatever
+// order or path (dense or one by one) its terms take (Step D4).
+constexpr std::size_t dense_max_cells = std::size_t{1} << 18;  // 8 MB of dense elements at most
+constexpr std::size_t dense_block = 1024;                       // terms per block (specials checked per block)
+struct dense_plan {
+    bool use = false;
+    bool special = false;  // some block may hold an Inf or a NaN
+    int field_lo = 1;
+    int exponent = 0;      // of a part's unit: field_lo - emax - frac_bits
+    unsigned count_bits = 1;
+    std::size_t batch = 1;  // words per part between two folds: 2^count_bits - 1
+};
+template <floating_format T>
+dense_plan plan_dense(std::span<const T> values, std::span<const T> initial, std::size_t cells) {
+    using tr = format_traits<T>;
+    dense_plan plan;
+    const std::size_t n = values.size();
+    if (cells == 0 || cells > dense_max_cells || n < 2 * cells) return plan;
+    term_window w = window_of(values, {}, true);
+    if (!initial.empty()) w = window_of(initial, w, false);
+    const int p = tr::info.precision, width = w.field_hi - w.field_lo;
+    if (std::bit_width(n + 1) + p + width > part_headroom_bits) return plan;
+    const int max_bits = (128 - p - width) / 2;  // 2c + p + W <= 128
+    const int want = std::bit_width(n);          // 2^want - 1 >= n: one fold at the end
+    plan.count_bits = static_cast<unsigned>(std::min(max_bits, want));
+    plan.batch = (std::size_t{1} << plan.count_bits) - 1;
+    if (plan.batch < std::min(n, 16 * cells)) return plan;  // folds would cost more than they save
+    plan.use = true;
+    plan.special = w.special;
+    plan.field_lo = w.field_lo;
+    plan.exponent = w.field_lo - tr::info.emax - (p - 1);
+    return plan;
+}
+
+// detail::take_dense_scatter_counts (compact_cells.h): relaxed counters, touched once per range, fold or block.
+std::atomic<std::uint64_t> dense_ranges{0}, one_by_one_ranges{0}, dense_folds{0}, special_blocks{0};
+void tally(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
+
+// The dense element updated this many terms ahead is fetched early: 32 measured best of 16, 32, 64 (10^5 elements,
+// float64 and float32, bench_scatter 2026-12-03; on par with 64 for float64).
+constexpr std::size_t dense_prefetch_distance = 32;
+struct alignas(32) dense_element {
+    u128 part[2];  // [sign bit]: (value / 2^exponent) << count_bits | count
+};
+
+// Step D3: folds every dense element into its cell (builder form, or spilled) and clears it. An element becomes the
+// builder-form cell of its terms (parts at plan.exponent; the flags from the counts and parts: a term other than
+// -0.0 was seen when the positive side counts one or the negative part is non-zero, and so on), merged by
+// merge_cell (an empty cell takes it as it is: the same state); Step D4 says it fits. clear: zero the parts after.
+void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& plan, const spill_list& spills,
+                bool clear) {
+    tally(dense_folds);
+    const u128 count_mask = (u128{1} << plan.count_bits) - 1;
+    for (std::size_t i = 0; i < dense.size(); ++i) {
+        dense_element& d = dense[i];
+        if ((d.part[0] | d.part[1]) == 0) continue;  // no terms: every word adds at least its count
+        const u128 p = d.part[0] >> plan.count_bits, n = d.part[1] >> plan.count_bits;
+        const auto positive_count = static_cast<std::uint64_t>(d.part[0] & count_mask);
+        const auto negative_count = static_cast<std::uint64_t>(d.part[1] & count_mask);
+        cell from{};
+        from.count = positive_count + negative_count;
+        from.state = (positive_count != 0 || n != 0 ? cell_saw_not_negative_zero : 0u) |
+                     (negative_count != 0 || p != 0 ? cell_saw_not_positive_zero : 0u) |
+                     ((p | n) != 0 ? cell_saw_nonzero : 0u);
+        if ((p | n) != 0) {
+            from.exponent = plan.exponent;
+            store_parts(from, p, n);
+        }
+        if (base[i].count == 0) base[i] = from;  // an empty cell (the usual case) takes the element as it is
+        else merge_cell(base[i], from, nullptr, spills);
+        if (clear) d = dense_element{};
+    }
+}
+
+// True when xs holds an Inf or a NaN.
+template <floating_format T>
+bool has_special(std::span<const T> xs) noexcept {
+    using tr = format_traits<T>;
+    using bits_t = typename tr::bits_type;
+    constexpr int frac_bits = tr::info.precision - 1;
+    const auto mask = static_cast<bits_t>(~(std::uint64_t{1} << (tr::info.storage_bits - 1)));
+    const auto special = static_cast<bits_t>(std::uint64_t{tr::info.special_exponent_field()} << frac_bits);
+    bits_t top = 0;
+    for (const T& x : xs) top = std::max(top, static_cast<bits_t>(tr::to_bits(x) & mask));
+    return top >= special;
+}
+
+// As scatter_in_order over positions begin .. end-1, with values = value(i) for every i, through the dense array
+// (Steps D2, D3) when plan.use: one 128-bit addition per term into the part the sign bit selects, the dense element
+// fetched dense_prefetch_distance terms ahead. Blocks with an Inf or a NaN are added one by one (scatter_in_order).
+template <floating_format T, class Target, class Value>
+std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std::size_t end, Target& target,
+                          Value& value, std::span<const T> values, const dense_plan& plan, const spill_list& spills) {
+    if (!plan.use) {
+        tally(one_by_one_ranges);
+        return scatter_in_order(base, cells, begin, end, target, value, spills);
+    }
+    tally(dense_ranges);
+    using tr = format_traits<T>;
+    constexpr int frac_bits = tr::info.precision - 1;
+    constexpr std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
+    constexpr std::uint32_t field_mask = tr::info.special_exponent_field();
+    constexpr int sign_shift = tr::info.storage_bits - 1;
+    std::vector<dense_element> dense(cells);
+    u128* const parts = &dense.data()->part[0];
+    const int shift_base = static_cast<int>(plan.count_bits) - plan.field_lo;
+    std::size_t bad = none, since_fold = 0;
+    const std::size_t block = std::min(dense_block, plan.batch);  // a block never holds more words than a batch
+    for (std::size_t start = begin; start < end; start += block) {
+        const std::size_t stop = std::min(end, start + block);
+        if (plan.special && has_special(values.subspan(start, stop - start))) {
+            tally(special_blocks);
+            const std::size_t b = scatter_in_order(base, cells, start, stop, target, value, spills);
+            if (bad == none) bad = b;
+            continue;
+        }
+        if (since_fold + (stop - start) > plan.batch) {
+            fold_dense(base, dense, plan, spills, true);
+            since_fold = 0;
+        }
+        since_fold += stop - start;
+        for (std::size_t i = start; i < stop; ++i) {
+            if (i + dense_prefetch_distance < end) {
+                const std::size_t ahead = target(i + dense_prefetch_distance);
+                if (ahead < cells) __builtin_prefetch(parts + 2 * ahead, 1);
+            }
+            const std::size_t t = target(i);
+            if (t >= cells) [[unlikely]] {
+                if (bad == none) bad = i;
+                continue;
+            }
+            const std::uint64_t bits = tr::to_bits(values[i]);
+            const auto field = static_cast<std::uint32_t>(bits >> frac_bits) & field_mask;
+            const std::uint64_t m = (bits & frac_mask) | (std::uint64_t{field != 0} << frac_bits);
+            // A zero (m = 0) may lie below field_lo: any shift of 0 is 0, so the shift is taken mod 128.
+            const unsigned shift = static_cast<unsigned>(static_cast<int>(field | (field == 0)) + shift_base) & 127u;
+            parts[2 * t + ((bits >> sign_shift) & 1u)] += (u128{m} << shift) | 1u;
+        }
+    }
+    fold_dense(base, dense, plan, spills, false);  // the last: the dense parts are dropped after it
+    return bad;
+}
+
 // The input-chunk scatter (Step T3 of docs/algorithms/compact-reference-array.md): thread k adds the terms of the
 // k-th contiguous chunk of positions into its own array of partial cells; then every cell of `out` takes its partial
 // cells merged (merge_cell), threads over ranges of cells. Each thread reads only its chunk; T partial arrays of
 // out.size() cells are the cost, so scatter_terms takes this path only when there are many terms per cell.
-template <class Target, class Value>
+template <floating_format T, class Target, class Value>
 std::size_t scatter_by_chunks(compact_reference_array& out, std::size_t n, std::size_t chunks, Target& target,
-                              Value& value) {
+                              Value& value, std::span<const T> values, const dense_plan& plan) {
     const std::size_t cells = out.size();
     const std::size_t length = detail::chunk_length(n, chunks, 1), used = (n + length - 1) / length;
     std::vector<compact_reference_array::cell_vector> partial(used);
@@ -903,8 +1168,8 @@ std::size_t scatter_by_chunks(compact_reference_array& out, std::size_t n, std::
         try {
             partial[k].assign(cells, cell{});
             const spill_list pairs{&partial_pairs[k], &partial_pairs[k]};
-            bad[k] = scatter_in_order(partial[k].data(), cells, k * length, std::min(n, (k + 1) * length), target,
-                                      value, pairs);
+            bad[k] = scatter_range<T>(partial[k].data(), cells, k * length, std::min(n, (k + 1) * length), target,
+                                      value, values, plan, pairs);
         } catch (...) {
             keep();
         }
@@ -942,19 +1207,21 @@ std::size_t scatter_by_chunks(compact_reference_array& out, std::size_t n, std::
 // (docs/scatter.md).
 template <floating_format T, class Target, class Value, class Reject>
 void scatter_terms(compact_reference_array& out, std::size_t n, Target target, Value value, Reject reject,
-                   unsigned threads) {
+                   unsigned threads, std::span<const T> values = {}, std::span<const T> initial = {}) {
     const std::size_t cells = out.size();
+    const dense_plan plan = n != 0 && values.size() == n ? plan_dense(values, initial, cells) : dense_plan{};
     constexpr std::size_t min_terms_per_cell = 8;  // so that the T partial arrays cost little beside the terms
     const std::size_t chunks = detail::chunk_count(n, threads);
     if (chunks > 1 && cells <= n / min_terms_per_cell) {
-        if (const std::size_t bad = scatter_by_chunks(out, n, chunks, target, value); bad != none) reject(bad);
+        if (const std::size_t bad = scatter_by_chunks<T>(out, n, chunks, target, value, values, plan); bad != none)
+            reject(bad);
         return;
     }
     std::atomic<std::size_t> first_bad{none};
     run_partitioned(out, n, threads, 1, [&](cell* base, std::size_t lo, std::size_t hi, const spill_list& spills) {
         std::size_t bad = none;
         if (lo == 0 && hi == cells) {  // one thread: every target in range is its own
-            bad = scatter_in_order(base, cells, 0, n, target, value, spills);
+            bad = scatter_range<T>(base, cells, 0, n, target, value, values, plan, spills);
         } else {
             // Several threads: which terms are this thread's is a coin flip per term on random ids, so a branch on
             // it would mispredict half the time. Each block of positions is first compacted without a branch into
@@ -1020,7 +1287,7 @@ compact_reference_array segment_sum(std::span<const T> values, std::span<const I
             bad_index(fn, "segment_ids", i, segment_ids[i], num_segments,
                       "pass num_segments > the largest id, or drop such values (out_of_range::drop)");
         },
-        workers);
+        workers, values, initial);
     return out;
 }
 
@@ -1061,7 +1328,7 @@ compact_reference_array scatter_add(std::span<const T> initial, const array_shap
             [&](std::size_t j) {
                 bad_index(fn, "index", j, index[j], extent, "every index must address an element of initial along dim");
             },
-            workers);
+            workers, src.first(cols), initial);
         return out;
     }
     for (std::size_t position = 0; position < index.size(); ++position)
@@ -1108,7 +1375,7 @@ compact_reference_array index_add(std::span<const T> initial, const array_shape&
     if (rank == 1) {
         scatter_terms<T>(
             out, index.size(), [&](std::size_t p) { return static_cast<std::size_t>(index[p]); },  // checked above
-            [&](std::size_t p) { return source[p]; }, [](std::size_t) {}, workers);
+            [&](std::size_t p) { return source[p]; }, [](std::size_t) {}, workers, source.first(index.size()), initial);
         return out;
     }
     const std::size_t rows = source_shape[0], cols = source_shape[1], out_cols = initial_shape[1];
@@ -1148,7 +1415,7 @@ compact_reference_array add_at(std::span<const T> initial, std::span<const I> in
                                         std::to_string(n) + " elements (numpy accepts -" + std::to_string(n) +
                                         " .. " + std::to_string(n - 1) + ")");
         },
-        workers);
+        workers, broadcast ? std::span<const T>{} : values, initial);
     return out;
 }
 
@@ -1158,17 +1425,19 @@ compact_reference_array bincount(std::span<const I> x, std::span<const T> weight
     const char* fn = "bincount";
     const unsigned workers = detail::resolve_threads(threads);
     check_length(fn, "weights", weights.size(), x.size(), "one weight per element of x");
-    std::size_t length = minlength;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        if (x[i] < 0)
-            throw std::invalid_argument(std::string(fn) + ": x[" + std::to_string(i) + "] = " + std::to_string(x[i]) +
-                                        " is negative; bincount counts non-negative integers (as numpy)");
-        length = std::max(length, static_cast<std::size_t>(x[i]) + 1);
+    // min(x) and max(x) in one vectorized pass; a negative x is then looked up to be named.
+    const auto [least, largest] = index_range(x.data(), x.size());
+    if (least < 0) {
+        const auto first = std::find_if(x.begin(), x.end(), [](I v) { return v < 0; });
+        const auto i = static_cast<std::size_t>(first - x.begin());
+        throw std::invalid_argument(std::string(fn) + ": x[" + std::to_string(i) + "] = " + std::to_string(x[i]) +
+                                    " is negative; bincount counts non-negative integers (as numpy)");
     }
+    const std::size_t length = x.empty() ? minlength : std::max(minlength, static_cast<std::size_t>(largest) + 1);
     compact_reference_array out({length}, format_traits<T>::info.id);
     scatter_terms<T>(
         out, x.size(), [&](std::size_t i) { return static_cast<std::size_t>(x[i]); },  // checked above
-        [&](std::size_t i) { return weights[i]; }, [](std::size_t) {}, workers);
+        [&](std::size_t i) { return weights[i]; }, [](std::size_t) {}, workers, weights);
     return out;
 }
 
@@ -1285,6 +1554,11 @@ compact_reference_array exclusive_scan(std::span<const T> values, const array_sh
 // ---- cell entries for src/axis_sums.cpp (src/compact_cells.h) --------------------------------------------------
 
 namespace detail {
+
+dense_scatter_counts take_dense_scatter_counts() noexcept {
+    auto take = [](std::atomic<std::uint64_t>& c) { return c.exchange(0, std::memory_order_relaxed); };
+    return {take(dense_ranges), take(one_by_one_ranges), take(dense_folds), take(special_blocks)};
+}
 
 template <floating_format T>
 void add_terms_to_cell(compact_reference_array& out, std::size_t i, std::span<const T> terms) {

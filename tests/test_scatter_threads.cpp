@@ -22,10 +22,13 @@
 #include "exactref/scatter.h"
 #include "exactref/threads.h"
 #include "oracle.h"
+#include "scatter_checks.h"  // difference, expect_oracle
 
 namespace er = exactref;
 namespace oracle = exactref::oracle;
 using ::testing::HasSubstr;
+using scatter_checks::difference;
+using scatter_checks::expect_oracle;
 
 namespace {
 
@@ -33,48 +36,6 @@ constexpr unsigned thread_counts[] = {2, 3, 7};
 // Long enough for every thread count above to run threaded, with a ragged end.
 constexpr std::size_t long_n = 4 * er::detail::min_chunk_terms + 1237;
 static_assert(long_n > 130000, "the positions planted below");
-
-// Where two arrays differ ("" when they hold the same bits): each element's cell, or its pair when spilled.
-std::string difference(const er::compact_reference_array& a, const er::compact_reference_array& b) {
-    if (a.size() != b.size() || a.shape() != b.shape()) return "shapes differ";
-    if (a.spilled() != b.spilled())
-        return "spilled " + std::to_string(a.spilled()) + " vs " + std::to_string(b.spilled());
-    er::compact_reference_array::reader ra(a), rb(b);
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const er::compact_reference_array::cell ca = ra.state(i), cb = rb.state(i);
-        const bool same_cell = ca.abs_lo == cb.abs_lo && ca.abs_hi == cb.abs_hi && ca.count == cb.count &&
-                               ca.exponent == cb.exponent && ca.state == cb.state &&
-                               ((ca.state & 1u) != 0 || (ca.sum_lo == cb.sum_lo && ca.sum_hi == cb.sum_hi));
-        if (!same_cell) return "element " + std::to_string(i) + ": cells differ";
-        if (ca.state & 1u) {  // spilled: the pairs, wherever each array keeps them
-            const auto& pa = ra.pair(ca);
-            const auto& pb = rb.pair(cb);
-            auto same_value = [](er::superaccumulator x, er::superaccumulator y) {  // x - y == 0, exactly
-                y.negate();
-                x.merge(y);
-                return x.sign() == 0;
-            };
-            if (!same_value(pa.sum, pb.sum) || !same_value(pa.abs_sum, pb.abs_sum) ||
-                pa.sum.term_count() != pb.sum.term_count() ||
-                pa.sum.has_nan() != pb.sum.has_nan() || pa.sum.positive_inf_count() != pb.sum.positive_inf_count() ||
-                pa.sum.negative_inf_count() != pb.sum.negative_inf_count() ||
-                pa.sum.all_negative_zero() != pb.sum.all_negative_zero())
-                return "element " + std::to_string(i) + ": pairs differ";
-        }
-    }
-    return "";
-}
-
-// Element k of refs against the MPFR and GMP oracles (its terms as raw bits of f).
-void expect_oracle(const er::compact_reference_array& refs, std::size_t k, const er::format_info& f,
-                   const std::vector<std::uint64_t>& terms, const std::string& where) {
-    SCOPED_TRACE(where + ", element " + std::to_string(k));
-    const oracle::mpfr_exact m = oracle::mpfr_sum(std::span<const std::uint64_t>(terms), f);
-    ASSERT_EQ(refs.count(k), terms.size());
-    for (er::rounding mode : {er::rounding::to_nearest_even, er::rounding::downward, er::rounding::upward})
-        ASSERT_EQ(refs.nearest_bits(k, f, mode), m.round_bits(f, mode));
-    ASSERT_EQ(refs.exact(k), oracle::gmp_sum(std::span<const std::uint64_t>(terms), f).decimal());
-}
 
 // Builds with threads = 1 and with each of thread_counts, and requires the same bits.
 template <class Build>
@@ -249,15 +210,7 @@ TEST(ScatterThreads, PlantedFaultsAreRejectedAndAChangedTermIsSeen) {
     const auto refs = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), segments,
                                       {}, er::out_of_range::error, 2);
     auto kernel = [&](int fault) {
-        std::vector<double> out(segments, 0.0);
-        for (std::size_t i = 0; i < long_n; ++i) {
-            auto k = static_cast<std::size_t>(ids[i]);
-            if (i == 100000 && fault == 1) continue;
-            if (i == 100000 && fault == 2) out[k] += values[i];
-            if (i == 100000 && fault == 3) k = (k + 1) % segments;
-            out[k] += values[i];
-        }
-        return out;
+        return scatter_checks::faulty_bincount(values, ids, std::vector<double>(segments, 0.0), 100000, fault);
     };
     const er::standard model = er::any_order();
     const std::vector<double> good = kernel(0);
