@@ -13,3 +13,27 @@
 #define EXACTREF_V4_FEATURES EXACTREF_V3_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
 #define EXACTREF_TARGET_V3 [[gnu::target(EXACTREF_V3_FEATURES)]]
 #define EXACTREF_TARGET_V4 [[gnu::target(EXACTREF_V4_FEATURES)]]
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#include <algorithm>  // std::min
+#include <cstdlib>    // std::getenv: EXACTREF_SIMD
+#include <cstring>    // std::strcmp
+
+namespace exactref::detail {
+// The binary64 lanes of the widest version this CPU runs (8 AVX-512, 4 AVX2, 1 otherwise), detected once;
+// EXACTREF_SIMD=avx2 or =base caps it, so that tests can run every version on one machine.
+inline int host_simd_lanes() {
+    static const int width = [] {
+        __builtin_cpu_init();
+        int w = 1;
+        if (__builtin_cpu_supports("x86-64-v4")) w = 8;
+        else if (__builtin_cpu_supports("x86-64-v3")) w = 4;
+        const char* cap = std::getenv("EXACTREF_SIMD");
+        if (cap != nullptr && std::strcmp(cap, "base") == 0) w = 1;
+        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) w = std::min(w, 4);
+        return w;
+    }();
+    return width;
+}
+}  // namespace exactref::detail
+#endif

@@ -20,8 +20,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>  // std::strcmp: EXACTREF_SIMD
-#include <cstdlib>  // std::getenv
+#include <cstring>  // std::memcpy: lane loads
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -617,19 +616,6 @@ EXACTREF_TARGET_V3 batch_stats fold_scan_v3(const float* x, std::size_t c, std::
     return fold_scan<4>(x, c, g);
 }
 
-int simd_width() {
-    static const int width = [] {
-        __builtin_cpu_init();
-        int w = 1;
-        if (__builtin_cpu_supports("x86-64-v4")) w = 8;
-        else if (__builtin_cpu_supports("x86-64-v3")) w = 4;
-        const char* cap = std::getenv("EXACTREF_SIMD");
-        if (cap != nullptr && std::strcmp(cap, "base") == 0) w = 1;
-        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) w = std::min(w, 4);
-        return w;
-    }();
-    return width;
-}
 #endif
 
 // Σv, Σ|v|, Σ_k|V_k| of a contiguous run: the SIMD kernel for binary64/binary32 terms, the scalar fold otherwise.
@@ -638,7 +624,7 @@ run_stats fold_run_of(const T* data, Get get, std::size_t begin, std::size_t end
 #ifdef EXACTREF_STRUCTURED_SIMD
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
         if (data != nullptr) {
-            const int w = simd_width();
+            const int w = detail::host_simd_lanes();
             if (w >= 4) {
                 const batch_stats b = w == 8 ? fold_scan_v4(data + begin, end - begin, 1)
                                              : fold_scan_v3(data + begin, end - begin, 1);
@@ -659,7 +645,7 @@ run_stats sum_run_of(const T* data, Get get, std::size_t begin, std::size_t end)
 #ifdef EXACTREF_STRUCTURED_SIMD
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
         if (data != nullptr) {
-            const int w = simd_width();
+            const int w = detail::host_simd_lanes();
             if (w == 8) return sum_scan_v4(data + begin, end - begin);
             if (w == 4) return sum_scan_v3(data + begin, end - begin);
         }
@@ -676,7 +662,7 @@ batch_stats fold_batch(const T* data, Get get, std::size_t begin, std::size_t c,
 #ifdef EXACTREF_STRUCTURED_SIMD
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
         if (data != nullptr) {
-            const int w = simd_width();
+            const int w = detail::host_simd_lanes();
             if (w == 8) return fold_scan_v4(data + begin, c, groups);
             if (w == 4) return fold_scan_v3(data + begin, c, groups);
         }
