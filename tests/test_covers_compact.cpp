@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <tuple>  // std::tie
+#include <type_traits>  // std::is_same_v
 #include <vector>
 
 #include "exactref/covers.h"
@@ -217,8 +218,8 @@ void check_planted_on_zero_sums(const char* what, Build&& build) {
     }
 }
 
-void planted_on_zero_sums_of_scans_and_segments() {
-    // Pairs {c, -c} with c = 2^e·(1 + j/8): S = 2·Σ|c| is exact, s is 0 after every pair.
+// Pairs {c, -c} with c = 2^e·(1 + j/8): S = 2·Σ|c| is exact, s is 0 after every pair.
+std::vector<double> cancelling_pairs() {
     std::mt19937_64 rng(21);
     std::vector<double> pairs;
     for (std::size_t k = 0; k < 1200; ++k) {
@@ -226,18 +227,28 @@ void planted_on_zero_sums_of_scans_and_segments() {
         pairs.push_back(c);
         pairs.push_back(-c);
     }
-    check_planted_on_zero_sums("scan", [&] { return er::inclusive_scan(std::span<const double>(pairs), {pairs.size()}); });
-    check_planted_on_zero_sums("segment sums", [&] {
-        // Segment k takes pairs until it holds 2·(k % 7) terms (counts 0, 2, ..., 12) and the rest go to the last
-        // segment, a large one.
-        std::vector<std::int64_t> ids(pairs.size());
-        std::size_t at = 0;
-        const std::int64_t segments = 150;
-        for (std::int64_t k = 0; k + 1 < segments; ++k)
-            for (int j = 0; j < 2 * (k % 7) && at < ids.size(); ++j) ids[at++] = k;
-        for (; at < ids.size(); ++at) ids[at] = segments - 1;
-        return er::segment_sum(std::span<const double>(pairs), std::span<const std::int64_t>(ids), segments);
-    });
+    return pairs;
+}
+er::compact_reference_array zero_sum_scan() {
+    const std::vector<double> pairs = cancelling_pairs();
+    return er::inclusive_scan(std::span<const double>(pairs), {pairs.size()});
+}
+er::compact_reference_array zero_sum_segments() {
+    // Segment k takes pairs until it holds 2·(k % 7) terms (counts 0, 2, ..., 12) and the rest go to the last
+    // segment, a large one.
+    const std::vector<double> pairs = cancelling_pairs();
+    std::vector<std::int64_t> ids(pairs.size());
+    std::size_t at = 0;
+    const std::int64_t segments = 150;
+    for (std::int64_t k = 0; k + 1 < segments; ++k)
+        for (int j = 0; j < 2 * (k % 7) && at < ids.size(); ++j) ids[at++] = k;
+    for (; at < ids.size(); ++at) ids[at] = segments - 1;
+    return er::segment_sum(std::span<const double>(pairs), std::span<const std::int64_t>(ids), segments);
+}
+
+void planted_on_zero_sums_of_scans_and_segments() {
+    check_planted_on_zero_sums("scan", zero_sum_scan);
+    check_planted_on_zero_sums("segment sums", zero_sum_segments);
 }
 
 TEST(CoversCompact, PlantedOnTheBoundTheExactPathDecides) { planted_on_zero_sums_of_scans_and_segments(); }
@@ -430,7 +441,22 @@ void check_every_width(const er::compact_reference_array& refs, const char* what
         SCOPED_TRACE(std::string(what) + " " + std::string(tr::info.name) + " " + text + " n " +
                      std::to_string(refs.size()) + " seed " + std::to_string(seed));
         const er::standard model = er::parse_standard(text);
-        for (const std::vector<T>& results : planted_results<T>(refs, model, seed)) {
+        std::vector<std::vector<T>> sets = planted_results<T>(refs, model, seed);
+        if constexpr (std::is_same_v<T, double>) {
+            // s ± B rounded (sets 1, 2), moved 2, 3 and 4 ulps inward: where the margins of Steps F1 and F2 (one
+            // ulp of the factor, of the product, of B) decide, so a margin off by one ulp changes what is deferred.
+            for (int k = 2; k <= 4; ++k) {
+                std::vector<T> up = sets[1], down = sets[2];
+                for (std::size_t i = 0; i < up.size(); ++i)
+                    for (int step = 0; step < k; ++step) {
+                        up[i] = std::nextafter(up[i], -INFINITY);
+                        down[i] = std::nextafter(down[i], INFINITY);
+                    }
+                sets.push_back(up);
+                sets.push_back(down);
+            }
+        }
+        for (const std::vector<T>& results : sets) {
             std::vector<std::uint8_t> expected(results.size());
             for (std::size_t i = 0; i < results.size(); ++i)
                 expected[i] = er::covers(results[i], refs.element(i, model), model).covered;
@@ -505,6 +531,11 @@ TEST(CoversCompact, BlockFilterAtEveryWidthDefersResultsOnTheBound) {
         const block_lanes_scope scope(width);
         planted_on_zero_sums_of_scans_and_segments();
     }
+    // On zero sums, s ± B rounded to binary64 is ±RN(B) (often B itself: S and the factor are short), and its
+    // neighbours one ulp either side are the elements a margin one ulp too small or too large decides differently:
+    // every width must decide (and defer to the exact path) exactly what the element-by-element filter does.
+    check_every_width<double>(zero_sum_scan(), "zero-sum scan", 61);
+    check_every_width<double>(zero_sum_segments(), "zero-sum segments", 62);
 }
 
 TEST(CoversCompact, BlockFilterAtEveryWidthFindsTheWorstOfLongArrays) {
