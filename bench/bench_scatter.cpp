@@ -8,6 +8,7 @@
 #include <algorithm>  // std::min
 #include <chrono>  // first_call_ms
 #include <cstdint>
+#include <cstdlib>  // std::getenv, std::atoi: EXACTREF_BENCH_COVERS_LANES
 #include <fstream>
 #include <random>
 #include <span>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"  // set_covers_block_lanes
 #include "exactref/reference.h"
 #include "exactref/scatter.h"
 
@@ -139,9 +141,12 @@ void inclusive_scan(benchmark::State& state) {
 const char* const covers_standards[] = {"any_order", "levels:fold:8,any", "directed:any_order"};
 
 // covers() in a loop; the first call (which builds the array's kept filter summaries) is timed apart, as
-// first_call_ms: later calls stream 24 bytes per element.
+// first_call_ms: later calls stream 24 bytes per element. EXACTREF_BENCH_COVERS_LANES=0 runs the element-by-element
+// filter (the block filter off: the previous path, for interleaved before/after rounds), =1 / =4 its portable and
+// AVX2 versions.
 void covers_loop(benchmark::State& state, const std::vector<float>& results, const er::compact_reference_array& r,
                  const char* failure) {
+    if (const char* lanes = std::getenv("EXACTREF_BENCH_COVERS_LANES")) er::detail::set_covers_block_lanes(std::atoi(lanes));
     const er::standard model = er::parse_standard(covers_standards[state.range(1)]);
     state.SetLabel(covers_standards[state.range(1)]);
     const auto start = std::chrono::steady_clock::now();

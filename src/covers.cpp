@@ -27,6 +27,7 @@
 #include "exactref/multiprecision.h"
 #include "exactref/scatter.h"
 
+#include "covers_block.h"
 #include "covers_filter.h"
 
 namespace exactref {
@@ -585,6 +586,49 @@ verdict evaluate_rules(const prepared_reference& p, std::uint64_t r_bits, bool d
 
 std::atomic<std::uint64_t> exact_path_elements{0};   // elements whose verdict the exact path decided
 std::atomic<std::uint64_t> exact_ratio_elements{0};  // candidates for the worst whose ratio it computed
+std::atomic<int> block_lanes_cap{8};  // detail::set_covers_block_lanes (tests); 0: no block filter
+
+// ---- Step K5: the block filter's versions (covers_block.h), one per instruction set, chosen once at run time ----
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#define EXACTREF_COVERS_DISPATCH 1
+EXACTREF_TARGET_V4 void decide_lanes_v4(const detail::compact_lanes& in, std::size_t count,
+                                        const detail::compact_lane_params& p, const detail::compact_lane_outputs& out) {
+    detail::decide_lanes<8>(in, count, p, out);
+}
+EXACTREF_TARGET_V3 void decide_lanes_v3(const detail::compact_lanes& in, std::size_t count,
+                                        const detail::compact_lane_params& p, const detail::compact_lane_outputs& out) {
+    detail::decide_lanes<4>(in, count, p, out);
+}
+#endif
+void decide_lanes_portable(const detail::compact_lanes& in, std::size_t count, const detail::compact_lane_params& p,
+                           const detail::compact_lane_outputs& out) {
+    detail::decide_lanes<1>(in, count, p, out);
+}
+
+// The lanes the block filter runs with: the CPU's widest (EXACTREF_SIMD caps it), capped by the tests' setting;
+// 0 turns it off (compact_decider::decide_fast decides element by element).
+int block_lanes() noexcept {
+    const int cap = block_lanes_cap.load(std::memory_order_relaxed);
+#ifdef EXACTREF_COVERS_DISPATCH
+    const int host = detail::host_simd_lanes();
+#else
+    const int host = 1;
+#endif
+    if (cap <= 0) return 0;
+    if (cap >= 8 && host >= 8) return 8;
+    if (cap >= 4 && host >= 4) return 4;
+    return 1;
+}
+
+void decide_lanes_at(int lanes, const detail::compact_lanes& in, std::size_t count,
+                     const detail::compact_lane_params& p, const detail::compact_lane_outputs& out) {
+#ifdef EXACTREF_COVERS_DISPATCH
+    if (lanes == 8) return decide_lanes_v4(in, count, p, out);
+    if (lanes == 4) return decide_lanes_v3(in, count, p, out);
+#endif
+    (void)lanes;
+    decide_lanes_portable(in, count, p, out);
+}
 
 // What the flat part of B depends on besides the standard and the result format (compute_flat).
 struct filter_key {
@@ -937,6 +981,11 @@ public:
             }
         }
         one_level_any_ = one_level_any;
+        using source = detail::compact_lane_params::factor_source;
+        lane_params_.source = plain_any_ ? source::plain : one_level_any ? source::gamma : source::table;
+        lane_params_.directed = model.directed;
+        lane_params_.unit = plain_any_ ? unit_roundoff_ : gamma_unit_;
+        lane_params_.threshold_lo = filter_.threshold_lo();
         // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
         // grow with n, so the smallest and largest n of the array decide.
         if (refs.size() > 0) {
@@ -1035,6 +1084,61 @@ public:
         return true;
     }
 
+    // Step K5, the first pass: elements first .. first + block.size() - 1 (at most compact_lanes::capacity) into
+    // lanes, each marked with what the block filter may decide (kind 1 or 2) or leave to decide_fast (kind 0): a
+    // result that is not finite or is -0.0, an unusable summary, a count the kernel's closed forms do not take
+    // (>= 2^52) or for which decide_fast would not have a factor (n = 0 without one). Table mode asks factor_of,
+    // the same function decide_fast asks, so the lane's factor is decide_fast's.
+    template <class T>
+    void fill_lanes(std::span<const T> block, std::size_t first, detail::compact_lanes& l) {
+        using tr = format_traits<T>;
+        using bits_t = typename tr::bits_type;
+        using summary = compact_reference_array::filter_summary;
+        const format_info& f = tr::info;
+        const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
+        const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
+                                                   << (f.precision - 1));
+        constexpr std::uint64_t closed_form_counts = std::uint64_t{1} << 52;  // lanes_from_count is exact below
+        const bool table = lane_params_.source == detail::compact_lane_params::factor_source::table;
+        const summary* e = summaries_ + first;
+        for (std::size_t k = 0; k < block.size(); ++k) {
+            const bits_t bits = tr::to_bits(block[k]);
+            const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
+            const std::uint64_t word = e[k].word;
+            l.r[k] = result_value(block[k]);
+            l.s_lo[k] = e[k].s_lo;
+            l.w_lo[k] = e[k].w_lo;
+            l.word[k] = word;
+            const std::uint64_t n = word & summary::count_mask;
+            const bool eligible = magnitude < special && bits != sign_bit && !(word & summary::unusable);
+            std::int64_t kind = eligible && n < closed_form_counts ? 1 : 0;
+            if (table && kind == 1) {
+                if (n == 0) {
+                    kind = zero_has_factor_ ? 1 : 0;
+                    l.f_lo[k] = zero_factor_.lo;
+                    l.f_hi[k] = zero_factor_.hi;
+                    l.saturation_w[k] = zero_saturation_w_;
+                } else {
+                    const recent_count& slot = factor_of(n);
+                    kind = slot.has_factor ? 1 : 2;
+                    l.f_lo[k] = slot.factor.lo;
+                    l.f_hi[k] = slot.factor.hi;
+                    l.saturation_w[k] = slot.saturation_w;
+                }
+            }
+            l.kind[k] = kind;
+        }
+    }
+    // Step K5, the second pass: the block filter over lanes [0, count), at the given width (block_lanes()).
+    void decide_lanes(int lanes, const detail::compact_lanes& in, std::size_t count, bool ratios,
+                      const detail::compact_lane_outputs& out) {
+        detail::compact_lane_params p = lane_params_;
+        p.ratios = ratios;
+        p.below_floor = below_floor_;
+        p.skipped_ratio = below_floor;
+        decide_lanes_at(lanes, in, count, p, out);
+    }
+
     // Step K4a: the floor of the worst candidates among all elements (worst_candidates::side::floor) when a block
     // starts. A covered element with e_hi <= next_down(RN(f2·b_lo)), f2 = next_down(next_down(floor)), has
     // e_hi / b_lo <= f2 (L1: next_down(RN(x)) <= x for x >= 0), so its ratio_hi = next_up(RN(e_hi / b_lo)) <=
@@ -1047,6 +1151,7 @@ public:
 
 private:
     double below_floor_ = 0;  // f2 of Step K4a
+    detail::compact_lane_params lane_params_;  // Step K5
     bool facts_by_rounding(std::size_t i, filter_reference& out) {
         const compact_reference_array::filter_facts f = reader_.facts(i);
         if (!f.usable) return false;
@@ -1273,7 +1378,9 @@ private:
 };
 
 // Elements base .. base + out.covered.size() - 1 (at most): out's slot k holds element base + k's decision. The
-// caller holds a detail::default_fp_environment.
+// caller holds a detail::default_fp_environment. With the fused filter, sub-blocks of compact_lanes::capacity go
+// through the block filter first (Step K5); the elements it leaves take decide_fast, then the general path, then
+// the exact path, one by one.
 template <class T>
 void decide_compact_block(std::span<const T> block, std::size_t base, const standard& model, bool ratios,
                           compact_decider& decider, array_decisions& out, std::unique_ptr<reference>& scratch) {
@@ -1287,23 +1394,41 @@ void decide_compact_block(std::span<const T> block, std::size_t base, const stan
                                                << (f.precision - 1));
     const bool fast = decider.fast();
     double unused = 0;
-    for (std::size_t k = 0; k < count; ++k) {
+    auto one = [&](std::size_t k) {
         const bits_t bits = tr::to_bits(block[k]);
         const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
         // Finite results other than -0.0 (which has its own rule) take the fused filter first.
         if (fast && magnitude < special && bits != sign_bit &&
             decider.decide_fast(base + k, result_value(block[k]), ratios, out.covered[k],
                                 ratios ? out.ratio_lo[k] : unused, ratios ? out.ratio_hi[k] : unused))
-            continue;
+            return;
         if (magnitude < special && decider.facts(base + k, facts) &&
             decide_by_filter(block, k, facts, model, ratios, out))
-            continue;
+            return;
         ++out.exact_path;
         if (!scratch) scratch = std::make_unique<reference>();
         decider.materialize(base + k, *scratch);
         const verdict v = evaluate(prepare(*scratch, model, f), bits, false);
         out.covered[k] = v.covered;
         if (ratios) out.ratio_lo[k] = out.ratio_hi[k] = std::isnan(v.ratio) ? 0 : v.ratio;
+    };
+    const int lanes = fast ? block_lanes() : 0;
+    if (lanes == 0) {
+        for (std::size_t k = 0; k < count; ++k) one(k);
+        return;
+    }
+    thread_local std::unique_ptr<detail::compact_lanes> in_lanes;  // ~16 KB, reused by every call of the thread
+    if (!in_lanes) in_lanes = std::make_unique<detail::compact_lanes>();
+    std::array<std::uint8_t, detail::compact_lanes::capacity> decided;
+    for (std::size_t sub = 0; sub < count; sub += detail::compact_lanes::capacity) {
+        const std::size_t m = std::min(detail::compact_lanes::capacity, count - sub);
+        decider.fill_lanes(block.subspan(sub, m), base + sub, *in_lanes);
+        const detail::compact_lane_outputs lane_out{out.covered.data() + sub,
+                                                    ratios ? out.ratio_lo.data() + sub : nullptr,
+                                                    ratios ? out.ratio_hi.data() + sub : nullptr, decided.data()};
+        decider.decide_lanes(lanes, *in_lanes, m, ratios, lane_out);
+        for (std::size_t k = 0; k < m; ++k)
+            if (!decided[k]) one(sub + k);
     }
 }
 
@@ -1497,6 +1622,9 @@ void covers_flags(const format_info& format, std::span<const std::byte> results,
 
 std::uint64_t covers_exact_path_count() noexcept { return exact_path_elements.load(std::memory_order_relaxed); }
 std::uint64_t covers_exact_ratio_count() noexcept { return exact_ratio_elements.load(std::memory_order_relaxed); }
+int set_covers_block_lanes(int lanes) noexcept {
+    return block_lanes_cap.exchange(lanes, std::memory_order_relaxed);
+}
 
 }  // namespace detail
 

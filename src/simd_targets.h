@@ -40,6 +40,15 @@ inline simd_level host_simd_level() noexcept {
     }();
     return level;
 }
-
+// The binary64 lanes of the widest version this CPU runs (8 AVX-512, 4 AVX2, 1 otherwise), from host_simd_level:
+// covers()' block filter and the structured bound's fold kernel pick their version by it.
+inline int host_simd_lanes() noexcept {
+    switch (host_simd_level()) {
+        case simd_level::avx512: return 8;
+        case simd_level::avx2: return 4;
+        case simd_level::base: break;
+    }
+    return 1;
+}
 }  // namespace exactref::detail
 #endif

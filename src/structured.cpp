@@ -20,7 +20,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>  // std::memcpy
+#include <cstring>  // std::memcpy: lane loads
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -616,14 +616,6 @@ EXACTREF_TARGET_V3 batch_stats fold_scan_v3(const float* x, std::size_t c, std::
     return fold_scan<4>(x, c, g);
 }
 
-int simd_width() {  // the vector width of the best version (simd_targets.h: EXACTREF_SIMD caps it)
-    switch (detail::host_simd_level()) {
-        case detail::simd_level::avx512: return 8;
-        case detail::simd_level::avx2: return 4;
-        case detail::simd_level::base: break;
-    }
-    return 1;
-}
 #endif
 
 // Σv, Σ|v|, Σ_k|V_k| of a contiguous run: the SIMD kernel for binary64/binary32 terms, the scalar fold otherwise.
@@ -632,7 +624,7 @@ run_stats fold_run_of(const T* data, Get get, std::size_t begin, std::size_t end
 #ifdef EXACTREF_STRUCTURED_SIMD
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
         if (data != nullptr) {
-            const int w = simd_width();
+            const int w = detail::host_simd_lanes();
             if (w >= 4) {
                 const batch_stats b = w == 8 ? fold_scan_v4(data + begin, end - begin, 1)
                                              : fold_scan_v3(data + begin, end - begin, 1);
@@ -653,7 +645,7 @@ run_stats sum_run_of(const T* data, Get get, std::size_t begin, std::size_t end)
 #ifdef EXACTREF_STRUCTURED_SIMD
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
         if (data != nullptr) {
-            const int w = simd_width();
+            const int w = detail::host_simd_lanes();
             if (w == 8) return sum_scan_v4(data + begin, end - begin);
             if (w == 4) return sum_scan_v3(data + begin, end - begin);
         }
@@ -670,7 +662,7 @@ batch_stats fold_batch(const T* data, Get get, std::size_t begin, std::size_t c,
 #ifdef EXACTREF_STRUCTURED_SIMD
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
         if (data != nullptr) {
-            const int w = simd_width();
+            const int w = detail::host_simd_lanes();
             if (w == 8) return fold_scan_v4(data + begin, c, groups);
             if (w == 4) return fold_scan_v3(data + begin, c, groups);
         }

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <tuple>  // std::tie
+#include <type_traits>  // std::is_same_v
 #include <vector>
 
 #include "exactref/covers.h"
@@ -217,8 +218,8 @@ void check_planted_on_zero_sums(const char* what, Build&& build) {
     }
 }
 
-TEST(CoversCompact, PlantedOnTheBoundTheExactPathDecides) {
-    // Pairs {c, -c} with c = 2^e·(1 + j/8): S = 2·Σ|c| is exact, s is 0 after every pair.
+// Pairs {c, -c} with c = 2^e·(1 + j/8): S = 2·Σ|c| is exact, s is 0 after every pair.
+std::vector<double> cancelling_pairs() {
     std::mt19937_64 rng(21);
     std::vector<double> pairs;
     for (std::size_t k = 0; k < 1200; ++k) {
@@ -226,19 +227,31 @@ TEST(CoversCompact, PlantedOnTheBoundTheExactPathDecides) {
         pairs.push_back(c);
         pairs.push_back(-c);
     }
-    check_planted_on_zero_sums("scan", [&] { return er::inclusive_scan(std::span<const double>(pairs), {pairs.size()}); });
-    check_planted_on_zero_sums("segment sums", [&] {
-        // Segment k takes pairs until it holds 2·(k % 7) terms (counts 0, 2, ..., 12) and the rest go to the last
-        // segment, a large one.
-        std::vector<std::int64_t> ids(pairs.size());
-        std::size_t at = 0;
-        const std::int64_t segments = 150;
-        for (std::int64_t k = 0; k + 1 < segments; ++k)
-            for (int j = 0; j < 2 * (k % 7) && at < ids.size(); ++j) ids[at++] = k;
-        for (; at < ids.size(); ++at) ids[at] = segments - 1;
-        return er::segment_sum(std::span<const double>(pairs), std::span<const std::int64_t>(ids), segments);
-    });
+    return pairs;
 }
+er::compact_reference_array zero_sum_scan() {
+    const std::vector<double> pairs = cancelling_pairs();
+    return er::inclusive_scan(std::span<const double>(pairs), {pairs.size()});
+}
+er::compact_reference_array zero_sum_segments() {
+    // Segment k takes pairs until it holds 2·(k % 7) terms (counts 0, 2, ..., 12) and the rest go to the last
+    // segment, a large one.
+    const std::vector<double> pairs = cancelling_pairs();
+    std::vector<std::int64_t> ids(pairs.size());
+    std::size_t at = 0;
+    const std::int64_t segments = 150;
+    for (std::int64_t k = 0; k + 1 < segments; ++k)
+        for (int j = 0; j < 2 * (k % 7) && at < ids.size(); ++j) ids[at++] = k;
+    for (; at < ids.size(); ++at) ids[at] = segments - 1;
+    return er::segment_sum(std::span<const double>(pairs), std::span<const std::int64_t>(ids), segments);
+}
+
+void planted_on_zero_sums_of_scans_and_segments() {
+    check_planted_on_zero_sums("scan", zero_sum_scan);
+    check_planted_on_zero_sums("segment sums", zero_sum_segments);
+}
+
+TEST(CoversCompact, PlantedOnTheBoundTheExactPathDecides) { planted_on_zero_sums_of_scans_and_segments(); }
 
 TEST(CoversCompact, LongScansOfNarrowFormatsReachEveryFactorRegime) {
     // A bfloat16 scan of 2^10 terms: directed:any_order's factor γ_{n-1} with 2u = 2^-7 is <= 1 for n <= 65,
@@ -369,6 +382,199 @@ TEST(CoversCompact, StructureDepthIsNonDecreasingAndMatchesTheLevelShapes) {
             ASSERT_GE(d, last) << "n = 2^" << e;
             ASSERT_LE(er::structure_depth(model, n - 1), d);
             last = d;
+        }
+    }
+}
+
+
+// ---- Step K5: the block filter (src/covers_block.h) at every width against the element-by-element filter --------
+
+// Sets the block filter's lanes for a scope (detail::set_covers_block_lanes) and restores the previous cap.
+struct block_lanes_scope {
+    int previous;
+    explicit block_lanes_scope(int lanes) : previous(er::detail::set_covers_block_lanes(lanes)) {}
+    ~block_lanes_scope() { er::detail::set_covers_block_lanes(previous); }
+    block_lanes_scope(const block_lanes_scope&) = delete;
+    block_lanes_scope& operator=(const block_lanes_scope&) = delete;
+};
+constexpr int every_width[] = {0, 1, 4, 8};  // 0: off (decide_fast alone); caps above the CPU's widest run its widest
+
+// What covers() and covers_flags say of one result set, and how many elements (and ratios) the exact path decided.
+struct judged {
+    std::size_t violations = 0, worst_index = 0;
+    std::vector<std::size_t> first_violations;
+    std::string message;
+    std::vector<std::uint8_t> flags, flags_in_place;
+    std::uint64_t exact_path = 0, exact_ratios = 0;
+    bool operator==(const judged&) const = default;
+};
+
+template <class T>
+judged judge(const er::compact_reference_array& refs, const std::vector<T>& results, const er::standard& model) {
+    using tr = er::format_traits<T>;
+    judged j;
+    const std::uint64_t path = er::detail::covers_exact_path_count(), ratios = er::detail::covers_exact_ratio_count();
+    const er::array_verdict v = er::covers(std::span<const T>(results), refs, model);
+    j.violations = v.violations;
+    j.worst_index = v.worst_index;
+    j.first_violations = v.first_violations;
+    j.message = v.message();
+    std::vector<std::uint64_t> bits;
+    for (T x : results) bits.push_back(tr::to_bits(x));
+    j.flags.resize(results.size());
+    j.flags_in_place.resize(results.size());
+    er::detail::covers_flags(tr::info, bits, refs, model, j.flags);
+    er::detail::covers_flags(tr::info, std::as_bytes(std::span<const T>(results)), refs, model, j.flags_in_place);
+    j.exact_path = er::detail::covers_exact_path_count() - path;
+    j.exact_ratios = er::detail::covers_exact_ratio_count() - ratios;
+    return j;
+}
+
+// Every planted result set judged at every width: the same verdicts, first violations, worst element, message,
+// flags and exact-path counts as with the block filter off (so the block filter decided exactly the elements
+// decide_fast decides, the same way, and its ratio enclosures chose the same candidates), and the verdicts of each
+// element's own reference (the exact path).
+template <class T>
+void check_every_width(const er::compact_reference_array& refs, const char* what, std::uint64_t seed) {
+    using tr = er::format_traits<T>;
+    for (const char* text : structured_and_directed) {
+        SCOPED_TRACE(std::string(what) + " " + std::string(tr::info.name) + " " + text + " n " +
+                     std::to_string(refs.size()) + " seed " + std::to_string(seed));
+        const er::standard model = er::parse_standard(text);
+        std::vector<std::vector<T>> sets = planted_results<T>(refs, model, seed);
+        if constexpr (std::is_same_v<T, double>) {
+            // s ± B rounded (sets 1, 2), moved 2, 3 and 4 ulps inward: where the margins of Steps F1 and F2 (one
+            // ulp of the factor, of the product, of B) decide, so a margin off by one ulp changes what is deferred.
+            for (int k = 2; k <= 4; ++k) {
+                std::vector<T> up = sets[1], down = sets[2];
+                for (std::size_t i = 0; i < up.size(); ++i)
+                    for (int step = 0; step < k; ++step) {
+                        up[i] = std::nextafter(up[i], -INFINITY);
+                        down[i] = std::nextafter(down[i], INFINITY);
+                    }
+                sets.push_back(up);
+                sets.push_back(down);
+            }
+        }
+        for (const std::vector<T>& results : sets) {
+            std::vector<std::uint8_t> expected(results.size());
+            for (std::size_t i = 0; i < results.size(); ++i)
+                expected[i] = er::covers(results[i], refs.element(i, model), model).covered;
+            judged off;
+            for (int width : every_width) {
+                const block_lanes_scope scope(width);
+                const judged j = judge(refs, results, model);
+                for (std::size_t i = 0; i < results.size(); ++i)
+                    ASSERT_EQ(j.flags[i] != 0, expected[i] != 0) << "element " << i << ", width " << width;
+                if (width == 0) off = j;
+                else ASSERT_TRUE(j == off) << "width " << width << ": " << j.message << " / " << off.message
+                                           << ", exact path " << j.exact_path << " / " << off.exact_path
+                                           << ", exact ratios " << j.exact_ratios << " / " << off.exact_ratios;
+            }
+        }
+    }
+}
+
+TEST(CoversCompact, BlockFilterAtEveryWidthMatchesTheElementFilterAtBlockBoundaries) {
+    // Arrays of 1..17 elements (around a vector), 255..257 (a sub-block of lanes) and 4095..4097 (a block of
+    // decisions): segment sums of n segments (counts 0, 1, 2 and one large segment) in binary32, and for the shorter
+    // sizes scans in binary32 and binary64 (a long scan's elements are long references, costly on the exact path).
+    std::vector<std::size_t> sizes;
+    for (std::size_t n = 1; n <= 17; ++n) sizes.push_back(n);
+    for (std::size_t n : {255, 256, 257, 4095, 4096, 4097}) sizes.push_back(n);
+    const oracle::term_mix mixes[] = {oracle::term_mix::clustered, oracle::term_mix::cancelling,
+                                      oracle::term_mix::specials};
+    std::uint64_t seed = 100;
+    for (std::size_t n : sizes) {
+        for (oracle::term_mix mix : mixes) {
+            std::mt19937_64 rng(++seed);
+            const std::size_t terms = n < 64 ? 4 * n : 2 * n;
+            const std::vector<float> x = typed<float>(oracle::random_terms(er::binary32_info, terms, mix, rng));
+            std::vector<std::int64_t> ids(terms);
+            for (auto& id : ids) {
+                const std::uint64_t r = rng();
+                id = static_cast<std::int64_t>(r % 5 == 0 ? 0 : (r >> 8) % n);
+            }
+            const std::span<const std::int64_t> segment_ids(ids);
+            check_every_width<float>(er::segment_sum(std::span<const float>(x), segment_ids, n), "segments", seed);
+            if (n > 257) continue;
+            check_every_width<float>(er::inclusive_scan(std::span<const float>(x).first(n), {n}), "scan", seed);
+            const std::vector<double> y = typed<double>(oracle::random_terms(er::binary64_info, n, mix, rng));
+            check_every_width<double>(er::inclusive_scan(std::span<const double>(y), {n}), "scan", seed);
+        }
+    }
+}
+
+TEST(CoversCompact, BlockFilterAtEveryWidthMatchesTheElementFilterInEveryFactorRegime) {
+    // float16 and bfloat16 scans reach γ <= 1, γ > 1 (Step K3b's division) and no finite factor (unbounded lanes);
+    // full-range and subnormal terms give spilled and unusable summaries, ties exact midpoints.
+    std::uint64_t seed = 200;
+    for (oracle::term_mix mix : oracle::all_term_mixes) {
+        std::mt19937_64 rng(++seed);
+        const std::vector<er::float16> h = typed<er::float16>(oracle::random_terms(er::binary16_info, 700, mix, rng));
+        check_every_width<er::float16>(er::inclusive_scan(std::span<const er::float16>(h), {h.size()}), "scan", seed);
+        const std::vector<er::bfloat16> b =
+            typed<er::bfloat16>(oracle::random_terms(er::bfloat16_info, 300, mix, rng));
+        check_every_width<er::bfloat16>(er::inclusive_scan(std::span<const er::bfloat16>(b), {b.size()}), "scan",
+                                        seed);
+        const std::vector<double> d = typed<double>(oracle::random_terms(er::binary64_info, 300, mix, rng));
+        std::vector<std::int64_t> ids(d.size());
+        for (auto& id : ids) id = static_cast<std::int64_t>(rng() % 40);
+        const std::span<const std::int64_t> segment_ids(ids);
+        check_every_width<double>(er::segment_sum(std::span<const double>(d), segment_ids, 45), "segments", seed);
+    }
+}
+
+TEST(CoversCompact, BlockFilterAtEveryWidthDefersResultsOnTheBound) {
+    for (int width : every_width) {
+        SCOPED_TRACE("width " + std::to_string(width));
+        const block_lanes_scope scope(width);
+        planted_on_zero_sums_of_scans_and_segments();
+    }
+    // On zero sums, s ± B rounded to binary64 is ±RN(B) (often B itself: S and the factor are short), and its
+    // neighbours one ulp either side are the elements a margin one ulp too small or too large decides differently:
+    // every width must decide (and defer to the exact path) exactly what the element-by-element filter does.
+    check_every_width<double>(zero_sum_scan(), "zero-sum scan", 61);
+    check_every_width<double>(zero_sum_segments(), "zero-sum segments", 62);
+}
+
+TEST(CoversCompact, BlockFilterAtEveryWidthFindsTheWorstOfLongArrays) {
+    // Past the first block the worst-candidate floor lets covered lanes skip their ratio (Step K4a in the kernel):
+    // three blocks of a segment sum and a scan, results up to 3 ulps from RN(s) (close ratios) and one moved as far
+    // as it stays covered; every width must give the exact path's worst element and the same exact-ratio count.
+    const std::size_t n = 3 * 4096 + 100;
+    std::mt19937_64 rng(51);
+    const std::vector<float> x =
+        typed<float>(oracle::random_terms(er::binary32_info, 4 * n, oracle::term_mix::clustered, rng));
+    std::vector<std::int64_t> ids(4 * n);
+    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % n);
+    const er::compact_reference_array segments =
+        er::segment_sum(std::span<const float>(x), std::span<const std::int64_t>(ids), n);
+    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x).first(n), {n});
+    for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order", "directed:levels:fold:8,any"})
+    for (const er::compact_reference_array* refs : {&segments, &scan}) {
+        SCOPED_TRACE(std::string(text) + (refs == &scan ? " scan" : " segments"));
+        const er::standard model = er::parse_standard(text);
+        std::vector<float> results(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const int steps = i == 2 * 4096 + 7 ? 64 : static_cast<int>(rng() % 7) - 3;
+            float r = refs->nearest<float>(i);
+            const er::reference element = refs->element(i, model);
+            for (int k = 0; k < std::abs(steps); ++k) {
+                const float next = std::nextafter(r, steps > 0 ? INFINITY : -INFINITY);
+                if (!er::covers(next, element, model).covered) break;
+                r = next;
+            }
+            results[i] = r;
+        }
+        judged off;
+        for (int width : every_width) {
+            const block_lanes_scope scope(width);
+            const judged j = judge(*refs, results, model);
+            EXPECT_EQ(j.violations, 0u) << j.message;
+            if (width == 0) off = j;
+            else ASSERT_TRUE(j == off) << "width " << width << ": " << j.message << " / " << off.message
+                                       << ", exact ratios " << j.exact_ratios << " / " << off.exact_ratios;
         }
     }
 }

@@ -38,4 +38,10 @@ std::uint64_t covers_exact_path_count() noexcept;
 /// ratio enclosures).
 std::uint64_t covers_exact_ratio_count() noexcept;
 
+/// For tests: caps the binary64 lanes of the block filter over compact arrays (docs/algorithms/covers-filter.md,
+/// Step K5): 8 (AVX-512, the default), 4 (AVX2), 1 (the portable version), 0 (off: the element-by-element fused
+/// filter decides every element). The CPU's widest version (after EXACTREF_SIMD) is the most that runs. Verdicts,
+/// ratio enclosures and both counters above are the same at every setting. Returns the previous cap; process-wide.
+int set_covers_block_lanes(int lanes) noexcept;
+
 }  // namespace exactref::detail
