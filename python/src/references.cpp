@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>  // std::memcpy: strided results gathered as raw bytes
 #include <optional>
 #include <span>
 #include <string>
@@ -434,15 +435,49 @@ void covers_compact(const compact_reference_array& refs, const index_array& inde
     detail::covers_flags(format, bits, picked, model, std::span<std::uint8_t>(covered));
 }
 
-// covers() of a whole compact Reference (Python's Reference over every element in order): runs of results, no index.
+// covers() of exact matrix products over runs of results in element order (a whole er.matmul Reference: r.shape, or a
+// stack of runs): each product judges its block of each run in place (detail::covers_flags over the product, no
+// reference per element); strided results are gathered one block at a time.
+void covers_product_runs(const reference_list& refs, const host_view& results, const format_info& format,
+                         const standard& model, std::vector<std::uint8_t>& covered) {
+    const std::size_t n = results.size(), run = refs.size();
+    if (n == 0) return;
+    if (run == 0 || n % run != 0) throw nb::value_error("internal: results are not whole runs of the products");
+    const std::span<std::uint8_t> out(covered);
+    const std::size_t width = static_cast<std::size_t>(format.storage_bits / 8);
+    const bool contiguous = results.strides.empty() || results.strides[0] == 1;
+    std::vector<std::byte> gathered;
+    for (std::size_t start = 0; start < n; start += run)
+        for (std::size_t p = 0; p < refs.products.size(); ++p) {
+            const product_reference& product = *refs.products[p];
+            const std::size_t size = product.rows() * product.cols(), at = start + p * refs.block;
+            std::span<const std::byte> bytes;
+            if (contiguous) {
+                bytes = {results.data + at * width, size * width};
+            } else {
+                gathered.resize(size * width);
+                for (std::size_t k = 0; k < size; ++k) {
+                    const std::uint64_t bits = bits_at(results, at + k);
+                    std::memcpy(gathered.data() + k * width, &bits, width);  // the low bytes (little-endian)
+                }
+                bytes = gathered;
+            }
+            detail::covers_flags(format, bytes, product, model, out.subspan(at, size));
+        }
+}
+
+// covers() of a whole compact Reference or er.matmul Reference (Python's Reference over every element in order): runs
+// of results, no index.
 nb::object covers_whole(const reference_list& refs, const any_array& results, const std::optional<std::string>& as_dtype,
                         const standard& model) {
-    if (!refs.compact) throw nb::value_error("internal: covers_whole takes a compact reference list");
+    if (!refs.compact && refs.products.empty())
+        throw nb::value_error("internal: covers_whole takes a compact or matrix-product reference list");
     const results_view r = results_of(results, as_dtype);
     std::vector<std::uint8_t> covered(r.view.size());
     {
         nb::gil_scoped_release release;
-        covers_compact_runs(*refs.compact, r.view, *r.format, model, covered);
+        if (refs.compact) covers_compact_runs(*refs.compact, r.view, *r.format, model, covered);
+        else covers_product_runs(refs, r.view, *r.format, model, covered);
     }
     return numpy_from(std::move(covered));
 }
@@ -772,6 +807,8 @@ void bind_references(nb::module_& m) {
                  return covers_detail(l, index, results, as_dtype, model, false);
              }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def_prop_ro("is_compact", [](const reference_list& l) { return l.compact != nullptr; })
+        .def_prop_ro("judges_whole",  // covers_whole applies: a compact array, or exact matrix products
+                     [](const reference_list& l) { return l.compact != nullptr || !l.products.empty(); })
         .def("covers_whole", &covers_whole, nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def("covers_detail",
              [](const reference_list& l, const index_array& index, const any_array& results,
