@@ -31,8 +31,9 @@ namespace exactref {
 namespace {
 
 // Step P1: Σ v_k·2^(base + shift_k) exactly, shift_k >= 0, as signed 128-bit digits of 64 bits each (carries are
-// settled once at the end). Each add puts at most 2^64 into one digit and 2^62 into the next, so a digit holds the
-// sum of far more adds than an element has levels (at most 31 + 1) without overflow.
+// settled once at the end). Each add puts less than 2^64 into one digit and 2^64 into the next, so a digit holds far
+// more adds than an element makes (at most 31 levels, C0 and two halves of each of at most 64 far products: < 2^8,
+// the carry margin of digits_for) without overflow.
 class exact_window {
 public:
     static constexpr int max_digits = 16;
@@ -162,11 +163,11 @@ public:
     explicit product_elements(const product_reference& p) : p_(p), st_(p.internal_state()) {
         if (st_.plan.method != matmul_method::sliced || st_.levels <= 0) return;
         sliced_ = true;
-        // Rows and columns without far or Inf/NaN entries: their elements are exactly the level sums (and C0).
+        // Rows and columns without Inf/NaN entries: their elements are the level sums, the far parts and C0.
         plain_row_.resize(st_.m);
         plain_col_.resize(st_.n);
-        for (std::size_t i = 0; i < st_.m; ++i) plain_row_[i] = st_.far_a[i].empty() && st_.special_a[i].empty();
-        for (std::size_t j = 0; j < st_.n; ++j) plain_col_[j] = st_.far_b[j].empty() && st_.special_b[j].empty();
+        for (std::size_t i = 0; i < st_.m; ++i) plain_row_[i] = st_.special_a[i].empty();
+        for (std::size_t j = 0; j < st_.n; ++j) plain_col_[j] = st_.special_b[j].empty();
     }
 
     std::size_t size() const noexcept override { return st_.m * st_.n; }
@@ -208,13 +209,43 @@ private:
                 top_shift = std::max(low + top_shift, c.exponent) - base;
             }
         }
+        // The far parts (element(i, j)'s Step S5): a_far·b over row i's far entries, a_near·b_far over column j's,
+        // exact products below 2^106 (two significands of at most 53 bits).
+        const std::size_t far_count = st_.far_a[i].size() + st_.far_b[j].size();
+        if (far_count > max_far_terms) return;
+        far_term far[max_far_terms];
+        std::size_t terms = 0;
+        if (far_count > 0) {
+            const std::uint64_t* a = st_.a.data() + i * st_.k;
+            const std::uint64_t* b = st_.bt.data() + j * st_.k;
+            auto keep = [&](std::uint64_t x, int ex, std::uint64_t y, int ey, bool negative) {
+                if (x == 0 || y == 0) return;
+                far[terms++] = {static_cast<detail::uint128>(x) * y, ex + ey, negative};
+                base = std::min(base, ex + ey);
+            };
+            for (const std::uint32_t l : st_.far_a[i]) {
+                const detail::entry_parts x = detail::split_entry(f, a[l]), y = detail::split_entry(f, b[l]);
+                keep(detail::far_significand(x, st_.row_top[i], st_.w, st_.sa), x.exponent, y.significand,
+                     y.exponent, x.negative != y.negative);
+            }
+            for (const std::uint32_t l : st_.far_b[j]) {
+                const detail::entry_parts x = detail::split_entry(f, a[l]), y = detail::split_entry(f, b[l]);
+                keep(x.significand - detail::far_significand(x, st_.row_top[i], st_.w, st_.sa), x.exponent,
+                     detail::far_significand(y, st_.col_top[j], st_.w, st_.sb), y.exponent, x.negative != y.negative);
+            }
+            // Shifts from the new base: the levels' and C0's top, and each far product as two 64-bit halves.
+            int highest = low + (levels - 1) * st_.w;
+            if (st_.has_c && c.significand != 0) highest = std::max(highest, c.exponent);
+            for (std::size_t q = 0; q < terms; ++q) highest = std::max(highest, far[q].e + 64);
+            top_shift = highest - base;
+        }
         const std::size_t at = (j * st_.m + i) * static_cast<std::size_t>(levels);
         const std::int64_t* s = st_.s_levels.data() + at;
         const std::int64_t* t = st_.t_levels.data() + at;
         const int offset = low - base;
         const bool with_c = st_.has_c && c.significand != 0;
         exact_window::leading vs, vt;
-        if (top_shift <= narrow_top_shift) {
+        if (terms == 0 && top_shift <= narrow_top_shift) {
             // The usual case: every partial sum below 2^(top_shift + 69) <= 2^127 (|level| < 2^63, at most 31
             // levels, |C0| < 2^53 at its shift): one 128-bit integer each.
             detail::int128 sum = 0, abs_sum = 0;
@@ -245,6 +276,14 @@ private:
                 ws.add_unsigned(c.significand, c.negative, c.exponent - base);
                 wt.add_unsigned(c.significand, false, c.exponent - base);
             }
+            for (std::size_t q = 0; q < terms; ++q) {
+                const auto lo = static_cast<std::uint64_t>(far[q].m), hi = static_cast<std::uint64_t>(far[q].m >> 64);
+                const int shift = far[q].e - base;
+                ws.add_unsigned(lo, far[q].negative, shift);
+                ws.add_unsigned(hi, far[q].negative, shift + 64);
+                wt.add_unsigned(lo, false, shift);
+                wt.add_unsigned(hi, false, shift + 64);
+            }
             vs = ws.settle();
             vt = wt.settle();
         }
@@ -268,6 +307,15 @@ private:
         e.product_may_underflow = e.min_product_exponent < f.emin;
         e.usable = true;
     }
+
+    // At most this many far products per element are summed here (each costs about a level); elements with more are
+    // built as references.
+    static constexpr std::size_t max_far_terms = 64;
+    struct far_term {
+        detail::uint128 m;  // |product| < 2^106
+        int e;              // its exponent
+        bool negative;
+    };
 
     const product_reference& p_;
     const product_reference::state& st_;
