@@ -348,6 +348,29 @@ TEST(GemmCovers, RealGemmResultsAreCoveredAndPlantedFaultsCaught) {
     check_real_gemm<double>(37, 129, 40, 42);
 }
 
+// The caller's rounding mode and FTZ/DAZ change nothing (the sums are integers, the filter runs in the default
+// environment it installs itself).
+TEST(GemmCovers, IndependentOfTheFloatingPointEnvironment) {
+    std::mt19937_64 rng(77);
+    const std::size_t m = 20, k = 40, n = 16;
+    const std::vector<float> a = orc::from_bits<float>(orc::random_terms(binary32_info, m * k, orc::term_mix::cancelling, rng));
+    const std::vector<float> b = orc::from_bits<float>(orc::random_terms(binary32_info, k * n, orc::term_mix::subnormal, rng));
+    const product_reference p = exact_matmul<float>(row_major<float>(a, m, k), row_major<float>(b, k, n));
+    const reference_array refs = p.to_array(1);
+    for (const char* name : {"any_order", "directed:any_order", "exact"}) {
+        const standard model = parse_standard(name);
+        const std::vector<float> results = planted_results<float>(p, model, rng);
+        const array_verdict quiet = covers(std::span<const float>(results), p, model);
+        for (const rounding mode : {rounding::upward, rounding::toward_zero}) {
+            const orc::fp_environment_guard guard(mode, orc::ftz_daz_supported());
+            const array_verdict v = covers(std::span<const float>(results), p, model);
+            EXPECT_EQ(v.violations, quiet.violations) << name;
+            EXPECT_EQ(v.message(), quiet.message()) << name;
+        }
+        expect_same_verdicts(results, p, refs, model);
+    }
+}
+
 TEST(GemmCovers, SizeMismatchAndStructuredStandardsAreTheReferencePathsErrors) {
     const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
     const product_reference p = exact_matmul(row_major<float>(a, 2, 2), row_major<float>(b, 2, 2));

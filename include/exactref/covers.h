@@ -159,10 +159,14 @@ array_verdict covers(std::span<const T> results, const compact_reference_array& 
 /// results[i·n + j] (row-major, rows() x cols()) against element (i, j) of an exact matrix product (gemm.h): the
 /// verdict covers() over product.to_array() gives — same covered flag, violations, worst element and message — without
 /// building a reference per element. Each element's s and T are summed exactly from the product's level sums, enclosed
-/// in binary64 and judged by the filter (~50 M elements/s for any_order on binary32 data); elements with Inf/NaN
-/// operands or bits below the last slice, products computed per element, and undecided results are judged on the
-/// element's own reference (element(i, j)). Throws std::invalid_argument when results.size() != rows()·cols(), or like
-/// covers_bits (a structured standard: a product's elements hold no structured bound).
+/// in binary64 and judged by the filter (~11 M elements/s on one thread for float32 N(0, 1) data, ~6 M/s for float64:
+/// docs/performance.md); elements with Inf/NaN operands, more than 64 far products, products computed per element,
+/// and undecided results are judged on the element's own reference (element(i, j)), so every verdict is exact
+/// (docs/algorithms/covers-filter.md, Steps P1-P3). The calling thread's rounding mode and FTZ/DAZ do not matter.
+/// Throws std::invalid_argument when results.size() != rows()·cols(), or like covers_bits (a structured standard: a
+/// product's elements hold no structured bound).
+///   auto p = exactref::exact_matmul(exactref::row_major<float>(a, m, k), exactref::row_major<float>(b, k, n));
+///   exactref::covers(std::span<const float>(c), p, exactref::any_order()).covered   // -> true for a @ b
 template <floating_format T>
 array_verdict covers(std::span<const T> results, const product_reference& product, const standard& model);
 
