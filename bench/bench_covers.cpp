@@ -3,6 +3,8 @@
 //
 //   matmul/<T>/<standard>/<m>      covers(C, refs, model): C = A·B computed in T by a plain loop (m x m, K = 256),
 //                                  refs = exactref::matmul(A, B) (one dot reference per element)
+//   product/<T>/<standard>/<m>     covers(C, p, model): the same C against p = exactref::exact_matmul(A, B) itself
+//                                  (the compact product: no reference per element, src/gemm_covers.cpp)
 //   rows/<T>/<standard>/<m>        covers(r, refs, model): m row sums of 32 terms, references built with the
 //                                  structure (exactref::sum(row, {levels:fold/4,any})), results 4 folded chunks of 8 added
 //   runs/<T>/<standard>/<m>        covers(runs, ref, model): m results of one sum of 4096 terms (one reference)
@@ -34,27 +36,46 @@ std::vector<T> gauss(std::size_t n, std::uint64_t seed) {
     return xs;
 }
 
+// A and B (m x inner, inner x m, N(0, 1)) and C = A·B by a plain loop in T.
 template <class T>
-void matmul(benchmark::State& state) {
+struct product_case {
+    std::vector<T> a, b, c;
+    explicit product_case(std::size_t m) : a(gauss<T>(m * inner, 20261201 + m)), b(gauss<T>(inner * m, 20261202 + m)) {
+        c.resize(m * m);
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < m; ++j) {
+                T acc = 0;
+                for (std::size_t l = 0; l < inner; ++l) acc += a[i * inner + l] * b[l * m + j];
+                c[i * m + j] = acc;
+            }
+    }
+};
+
+// covers(C, refs, model) of product_case<T>(m) against refs = make(A, B): a reference_array (matmul) or the compact
+// product itself (product).
+template <class T, class Make>
+void time_product(benchmark::State& state, Make&& make) {
     const std::size_t m = static_cast<std::size_t>(state.range(0));
     const exactref::standard model = exactref::parse_standard(standards[state.range(1)]);
     state.SetLabel(standards[state.range(1)]);
-    const std::vector<T> a = gauss<T>(m * inner, 20261201 + m), b = gauss<T>(inner * m, 20261202 + m);
-    std::vector<T> c(m * m);
-    for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < m; ++j) {
-            T acc = 0;
-            for (std::size_t l = 0; l < inner; ++l) acc += a[i * inner + l] * b[l * m + j];
-            c[i * m + j] = acc;
-        }
-    const exactref::reference_array refs = exactref::matmul(exactref::row_major<T>(a, m, inner),
-                                                            exactref::row_major<T>(b, inner, m));
+    const product_case<T> in(m);
+    const auto refs = make(exactref::row_major<T>(in.a, m, inner), exactref::row_major<T>(in.b, inner, m));
     for (auto _ : state) {
-        exactref::array_verdict v = exactref::covers(std::span<const T>(c), refs, model);
+        exactref::array_verdict v = exactref::covers(std::span<const T>(in.c), refs, model);
         benchmark::DoNotOptimize(v);
         if (!v.covered) state.SkipWithError("an honest product was not covered");
     }
-    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(c.size()));
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(in.c.size()));
+}
+
+template <class T>
+void matmul(benchmark::State& state) {
+    time_product<T>(state, [](auto a, auto b) { return exactref::matmul(a, b); });
+}
+
+template <class T>
+void product(benchmark::State& state) {
+    time_product<T>(state, [](auto a, auto b) { return exactref::exact_matmul(a, b); });
 }
 
 template <class T>
@@ -113,6 +134,8 @@ void runs(benchmark::State& state) {
 
 BENCHMARK(matmul<float>)->ArgsProduct({{128, 512}, {0, 1, 3}})->Unit(benchmark::kMillisecond);
 BENCHMARK(matmul<double>)->ArgsProduct({{128, 512}, {0, 1, 3}})->Unit(benchmark::kMillisecond);
+BENCHMARK(product<float>)->ArgsProduct({{512, 1024}, {0, 1, 3}})->Unit(benchmark::kMillisecond);
+BENCHMARK(product<double>)->ArgsProduct({{512, 1024}, {0, 1, 3}})->Unit(benchmark::kMillisecond);
 BENCHMARK(rows<float>)->ArgsProduct({{16384, 262144}, {0, 2}})->Unit(benchmark::kMillisecond);
 BENCHMARK(rows<double>)->ArgsProduct({{16384, 262144}, {0, 2}})->Unit(benchmark::kMillisecond);
 BENCHMARK(runs<float>)->ArgsProduct({{16384, 262144}, {0, 2}})->Unit(benchmark::kMillisecond);

@@ -702,6 +702,25 @@ public:
         fill_bounds(s.lo, s.hi, w.lo, w.hi, data, out);
     }
 
+    // The facts of an element its producer holds in compact form (detail::element_facts: the enclosures and the
+    // key fields a reference would give). key_ref carries the key fields only (prepare() reads nothing else of it
+    // for its errors); a structured standard's data bound is not there, so its elements take the exact path, which
+    // throws as for the element's own reference.
+    void facts(const reference& key_ref, const detail::element_facts& e, filter_reference& out) {
+        const filter_key key = key_of(key_ref);
+        if (!have_key_ || !(key == key_)) set_key(key_ref, key);
+        out.usable = false;
+        if (model_.decides != rule::bound) {
+            out.rn_bits = e.rn_bits;
+            out.rd_bits = e.rd_bits;
+            out.ru_bits = e.ru_bits;
+            out.usable = true;
+            return;
+        }
+        if (model_.structured && !model_.ftz) return;
+        fill_bounds(e.s_lo, e.s_hi, e.w_lo, e.w_hi, std::numeric_limits<double>::infinity(), out);
+    }
+
     // A lower bound of the overflow threshold the directed rule compares with (prepare()).
     double threshold_lo() const noexcept { return threshold_lo_; }
 
@@ -1526,26 +1545,22 @@ worst_candidates judge_compact(std::span<const T> results, const standard& model
     return w;
 }
 
-template <class T>
-array_verdict covers_compact(std::span<const T> results, const compact_reference_array& refs, const standard& model) {
-    using tr = format_traits<T>;
-    array_verdict out;
-    out.size = results.size();
-    if (refs.size() != results.size())
-        throw std::invalid_argument("covers: " + std::to_string(results.size()) + " results for " +
-                                    std::to_string(refs.size()) +
+void check_result_count(std::size_t results, std::size_t references) {
+    if (results != references)
+        throw std::invalid_argument("covers: " + std::to_string(results) + " results for " +
+                                    std::to_string(references) +
                                     " references: pass one result per reference element (row-major)");
-    compact_decider decider(refs, model, tr::info);
-    const worst_candidates w = judge_compact(results, model, decider);
-    if (results.empty()) {
-        out.worst.covered = true;
-        out.worst.standard = model.name();
-        return out;
-    }
+}
+
+// The violations and the worst element of an array_verdict from the gathered candidates, as covers_many chooses it:
+// violations first, then the largest exact ratio, the first on ties. materialize(i, r) builds element i's reference.
+template <class T, class Materialize>
+void finish_worst(std::span<const T> results, const worst_candidates& w, const standard& model,
+                  Materialize&& materialize, array_verdict& out) {
+    using tr = format_traits<T>;
     out.violations = w.violations;
     out.first_violations = w.first_violations;
     out.covered = out.violations == 0;
-    // The worst, as covers_many chooses it: violations first, then the largest exact ratio, the first on ties.
     const worst_candidates::side& among = out.violations > 0 ? w.violated : w.all;
     reference scratch;
     double worst_ratio = -1;
@@ -1555,7 +1570,7 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
         double ratio = e.lo;
         if (e.lo != e.hi) {
             ++exact_ratios;
-            decider.materialize(e.index, scratch);
+            materialize(e.index, scratch);
             const verdict v = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[e.index]), false);
             ratio = std::isnan(v.ratio) ? 0 : v.ratio;
         }
@@ -1565,14 +1580,203 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
         }
     }
     exact_ratio_elements.fetch_add(exact_ratios, std::memory_order_relaxed);
-    decider.materialize(out.worst_index, scratch);
+    materialize(out.worst_index, scratch);
     out.worst = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[out.worst_index]), true);
+}
+
+template <class T>
+array_verdict covers_compact(std::span<const T> results, const compact_reference_array& refs, const standard& model) {
+    using tr = format_traits<T>;
+    array_verdict out;
+    out.size = results.size();
+    check_result_count(results.size(), refs.size());
+    compact_decider decider(refs, model, tr::info);
+    const worst_candidates w = judge_compact(results, model, decider);
+    if (results.empty()) {
+        out.worst.covered = true;
+        out.worst.standard = model.name();
+        return out;
+    }
+    finish_worst(results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); }, out);
+    return out;
+}
+
+// ---- Elements held in compact form by their producer (detail::element_source: exact matrix products) ----------
+//
+// The producer encloses each element's s and W (T) exactly as its reference would (RD and RU of the exact values) and
+// gives the fields its flat bound depends on, a block at a time in its own storage order; the filter then decides the
+// element as it decides that reference (array_filter, decide_by_filter). Elements the producer cannot enclose
+// (Inf/NaN operands, bits below the last slice) are built as references and take decide_array's way; undecided
+// elements take the exact path. Decisions land at the elements' indices, so the order does not change any answer.
+class source_decider {
+public:
+    static constexpr std::size_t block = 4096;  // a block's facts (64 bytes each) and decisions stay in the caches
+
+    source_decider(const detail::element_source& source, const standard& model, const format_info& result)
+        : source_(source), model_(model), result_(result), filter_(model, result), facts_(block), index_(block) {
+        key_ref_.count = std::numeric_limits<std::uint64_t>::max();  // no key yet
+    }
+
+    void materialize(std::size_t i, reference& out) const { source_.materialize(i, out); }
+
+    // The facts and element indices of positions position .. position + count - 1 of the producer's order.
+    std::span<const std::size_t> load(std::size_t position, std::size_t count) {
+        source_.facts(position, std::span<detail::element_facts>(facts_.data(), count),
+                      std::span<std::size_t>(index_.data(), count),
+                      model_.decides == rule::bound ? nullptr : &result_);
+        return {index_.data(), count};
+    }
+
+    // The loaded elements' decisions into out's slots 0 .. values.size() - 1, values[k] the result of the k-th
+    // loaded element. The caller holds a detail::default_fp_environment.
+    template <class T>
+    void decide_block(std::span<const T> values, bool ratios, array_decisions& out) {
+        using tr = format_traits<T>;
+        using bits_t = typename tr::bits_type;
+        const format_info& f = tr::info;
+        const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
+        const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
+                                                   << (f.precision - 1));
+        filter_reference judged;
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            const bits_t bits = tr::to_bits(values[k]);
+            const bool finite = static_cast<bits_t>(bits & ~sign_bit) < special;
+            const detail::element_facts& e = facts_[k];
+            bool built = false;
+            if (e.usable) {
+                set_key(e);
+                filter_.facts(key_ref_, e, judged);
+            } else {
+                materialize(index_[k], scratch_);
+                built = true;
+                filter_.facts(scratch_, judged);
+            }
+            if (judged.usable && finite && decide_by_filter(values, k, judged, model_, ratios, out)) continue;
+            ++out.exact_path;
+            if (!built) materialize(index_[k], scratch_);
+            const verdict v = evaluate(prepare(scratch_, model_, f), bits, false);
+            out.covered[k] = v.covered;
+            if (ratios) out.ratio_lo[k] = out.ratio_hi[k] = std::isnan(v.ratio) ? 0 : v.ratio;
+        }
+    }
+
+private:
+    // The key fields into key_ref_ (what compute_flat and prepare()'s checks read).
+    void set_key(const detail::element_facts& e) {
+        if (e.count == key_ref_.count && e.term_format == key_ref_.term_format && e.is_dot == key_ref_.is_dot &&
+            e.has_initial == key_ref_.has_initial && e.product_may_underflow == key_ref_.product_may_underflow &&
+            e.min_product_exponent == key_ref_.min_product_exponent)
+            return;
+        key_ref_.count = e.count;
+        key_ref_.term_format = e.term_format;
+        key_ref_.is_dot = e.is_dot;
+        key_ref_.has_initial = e.has_initial;
+        key_ref_.product_may_underflow = e.product_may_underflow;
+        key_ref_.min_product_exponent = e.min_product_exponent;
+    }
+
+    const detail::element_source& source_;
+    const standard& model_;
+    const format_info& result_;
+    array_filter filter_;
+    reference key_ref_;
+    reference scratch_;
+    std::vector<detail::element_facts> facts_;
+    std::vector<std::size_t> index_;
+};
+
+// Every element's decision, block by block in the producer's order: load(index, values) writes the results of the
+// loaded elements (element index[k] into values[k]), store(index, d) takes their decisions (slot k: element index[k]).
+template <class T, class Load, class Store>
+void decide_source(std::size_t n, bool ratios, source_decider& decider, Load&& load, Store&& store) {
+    constexpr std::size_t block = source_decider::block;
+    array_decisions d;
+    d.covered.assign(std::min(block, n), 0);
+    if (ratios) {
+        d.ratio_lo.assign(std::min(block, n), 0);
+        d.ratio_hi.assign(std::min(block, n), 0);
+    }
+    std::vector<T> values(std::min(block, n));
+    const detail::default_fp_environment environment;
+    for (std::size_t position = 0; position < n; position += block) {
+        const std::size_t count = std::min(block, n - position);
+        const std::span<const std::size_t> index = decider.load(position, count);
+        load(index, values.data());
+        decider.decide_block(std::span<const T>(values.data(), count), ratios, d);
+        store(index, d);
+    }
+    exact_path_elements.fetch_add(d.exact_path, std::memory_order_relaxed);
+}
+
+template <class T>
+array_verdict covers_source(std::span<const T> results, const detail::element_source& source, const standard& model) {
+    using tr = format_traits<T>;
+    array_verdict out;
+    out.size = results.size();
+    check_result_count(results.size(), source.size());
+    if (results.empty()) {
+        out.worst.covered = true;
+        out.worst.standard = model.name();
+        return out;
+    }
+    const std::size_t n = results.size();
+    source_decider decider(source, model, tr::info);
+    array_decisions all;
+    all.covered.assign(n, 0);
+    all.ratio_lo.assign(n, 0);
+    all.ratio_hi.assign(n, 0);
+    decide_source<T>(
+        n, true, decider,
+        [&](std::span<const std::size_t> index, T* values) {
+            for (std::size_t k = 0; k < index.size(); ++k) values[k] = results[index[k]];
+        },
+        [&](std::span<const std::size_t> index, const array_decisions& d) {
+            for (std::size_t k = 0; k < index.size(); ++k) {
+                all.covered[index[k]] = d.covered[k];
+                all.ratio_lo[index[k]] = d.ratio_lo[k];
+                all.ratio_hi[index[k]] = d.ratio_hi[k];
+            }
+        });
+    worst_candidates w;  // in index order, as covers_compact gathers them
+    for (std::size_t i = 0; i < n; ++i) w.add(i, all.covered[i] != 0, all.ratio_lo[i], all.ratio_hi[i]);
+    finish_worst(results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); }, out);
     return out;
 }
 
 }  // namespace
 
 namespace detail {
+
+void covers_flags(const format_info& format, std::span<const std::byte> results, const element_source& source,
+                  const standard& model, std::span<std::uint8_t> covered) {
+    const std::size_t width = static_cast<std::size_t>(format.storage_bits / 8);
+    const std::size_t n = results.size() / width;
+    if (results.size() % width != 0 || n != source.size() || covered.size() != n)
+        throw std::invalid_argument("covers_flags: " + std::to_string(results.size()) + " bytes of " +
+                                    std::string(format.name) + " results, " + std::to_string(source.size()) +
+                                    " references and " + std::to_string(covered.size()) +
+                                    " flags: pass one of each per element");
+    if (n == 0) return;
+    for_format(format, [&](auto tag) {
+        using T = decltype(tag);
+        static_assert(sizeof(T) * 8 == format_traits<T>::info.storage_bits, "values are their storage");
+        source_decider decider(source, model, format_traits<T>::info);
+        decide_source<T>(
+            n, false, decider,
+            [&](std::span<const std::size_t> index, T* values) {
+                for (std::size_t k = 0; k < index.size(); ++k)
+                    std::memcpy(values + k, results.data() + index[k] * sizeof(T), sizeof(T));
+            },
+            [&](std::span<const std::size_t> index, const array_decisions& d) {
+                for (std::size_t k = 0; k < index.size(); ++k) covered[index[k]] = d.covered[k];
+            });
+    });
+}
+
+template <floating_format T>
+array_verdict covers_elements(std::span<const T> results, const element_source& source, const standard& model) {
+    return covers_source<T>(results, source, model);
+}
 
 void covers_flags(const format_info& format, std::span<const std::uint64_t> bits,
                   std::span<const reference* const> refs, const standard& model, std::span<std::uint8_t> covered) {
@@ -1790,7 +1994,9 @@ array_verdict covers(std::span<const T> results, const compact_reference_array& 
 #define EXACTREF_INSTANTIATE_COVERS(T)                                                                        \
     template array_verdict covers<T>(std::span<const T>, const compact_reference_array&, const standard&);   \
     template array_verdict covers<T>(std::span<const T>, const reference&, const standard&);                  \
-    template array_verdict covers<T>(std::span<const T>, const reference_array&, const standard&);
+    template array_verdict covers<T>(std::span<const T>, const reference_array&, const standard&);             \
+    template array_verdict detail::covers_elements<T>(std::span<const T>, const detail::element_source&,      \
+                                                      const standard&);
 EXACTREF_INSTANTIATE_COVERS(double)
 EXACTREF_INSTANTIATE_COVERS(float)
 EXACTREF_INSTANTIATE_COVERS(float16)

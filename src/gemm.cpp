@@ -155,9 +155,9 @@ void build_sliced_element(const product_reference::state& st, std::size_t i, std
     out.abs_sum.note_terms(products, products > 0, nonzero);
 }
 
-// min_product_exponent of element (i, j) (reference.h), exact: only elements whose bound says a product could lie
-// below 2^emin look at their K products.
-int element_min_product_exponent(const product_reference::state& st, std::size_t i, std::size_t j) {
+}  // namespace
+
+int detail::element_min_product_exponent(const product_reference::state& st, std::size_t i, std::size_t j) {
     const format_info& f = *st.f;
     const int ra = st.row_min_exponent[i], cb = st.col_min_exponent[j];
     if (ra == INT_MAX || cb == INT_MAX || ra + cb >= f.emin) return f.emin;
@@ -172,6 +172,8 @@ int element_min_product_exponent(const product_reference::state& st, std::size_t
     }
     return smallest;
 }
+
+namespace {
 
 // The whole of Step S5 (either method), into a freshly constructed reference.
 void build_element(const product_reference::state& st, std::size_t i, std::size_t j, reference& out) {
@@ -190,7 +192,7 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
         out.sum.add_bits(f, c);
         out.abs_sum.add_bits(f, c & ~(std::uint64_t{1} << (f.storage_bits - 1)));
     }
-    const int smallest = element_min_product_exponent(st, i, j);
+    const int smallest = detail::element_min_product_exponent(st, i, j);
     out.count = st.k + (st.has_c ? 1 : 0);
     out.has_initial = st.has_c;
     out.term_format = f.id;

@@ -105,6 +105,9 @@ double int8_mac_ns(gemm_engine engine) noexcept;
 /// Steps S3-S4 on the int8 engine: the same s_levels and t_levels as build_sliced_levels for st.w = 7 and unpaired
 /// slices. Throws std::runtime_error when `engine` is not supported here.
 void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigned threads);
+/// min_product_exponent of element (i, j) (reference.h), exact: only elements whose bound says a product could lie
+/// below 2^emin look at their K products.
+int element_min_product_exponent(const product_reference::state& st, std::size_t i, std::size_t j);
 /// Runs f(begin, end) over [0, count) split into pieces on `threads` workers (the calling thread is one of them).
 void parallel_for(std::size_t count, unsigned threads, std::size_t grain,
                   const std::function<void(std::size_t, std::size_t)>& f);

@@ -16,6 +16,7 @@
 
 #include "exactref/dot.h"
 #include "exactref/gemm.h"
+#include "gemm_engines.h"
 #include "oracle.h"
 #include "test_dot_checks.h"
 
@@ -95,9 +96,9 @@ void expect_same_products(const product_reference& x, const product_reference& y
 
 const format_info* const all_formats[] = {&binary64_info, &binary32_info, &binary16_info, &bfloat16_info};
 
-// The engine of the sliced products of the test that runs: every GemmEngine test runs once per engine and dispatch
-// level (binary64, int8-vnni where the CPU has it, int8-plain), so the oracle checks below cover each of them.
-gemm_engine current_engine = gemm_engine::binary64;
+// The engine of the sliced products of the test that runs (gemm_engines.h): every GemmEngine test runs once per engine
+// and dispatch level, so the oracle checks below cover each of them.
+gemm_engine& current_engine = exactref_test::current_engine();
 
 matmul_options sliced(int max_slices = 0, unsigned threads = 2) {
     return {matmul_method::sliced, threads, max_slices, true, current_engine};
@@ -105,36 +106,8 @@ matmul_options sliced(int max_slices = 0, unsigned threads = 2) {
 matmul_options unpaired(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices, false, current_engine}; }
 matmul_options per_element() { return {matmul_method::per_element, 2, 0}; }
 
-class GemmEngine : public ::testing::TestWithParam<gemm_engine> {
-protected:
-    void SetUp() override {
-        current_engine = GetParam();
-        if (current_engine == gemm_engine::int8_vnni && !supports_int8_vnni())
-            GTEST_SKIP() << "this CPU or OS has no AVX-512 VNNI: int8-vnni is tested where it runs";
-    }
-    void TearDown() override { current_engine = gemm_engine::binary64; }
-
-public:
-    // Whether a forced int8-vnni product runs here (it throws std::runtime_error where it cannot).
-    static bool supports_int8_vnni() {
-        const std::vector<float> one{1.0f};
-        try {
-            (void)exact_matmul(row_major<float>(one, 1, 1), row_major<float>(one, 1, 1),
-                               matmul_options{matmul_method::sliced, 1, 0, true, gemm_engine::int8_vnni});
-            return true;
-        } catch (const std::runtime_error&) {
-            return false;
-        }
-    }
-};
-INSTANTIATE_TEST_SUITE_P(Engines, GemmEngine,
-                         ::testing::Values(gemm_engine::binary64, gemm_engine::int8_vnni, gemm_engine::int8_plain),
-                         [](const ::testing::TestParamInfo<gemm_engine>& info) {
-                             std::string name = engine_name(info.param);
-                             for (char& ch : name)
-                                 if (ch == '-') ch = '_';
-                             return name;
-                         });
+using GemmEngine = exactref_test::gemm_engine_test;
+INSTANTIATE_TEST_SUITE_P(Engines, GemmEngine, exactref_test::all_engines(), exactref_test::engine_test_name);
 
 TEST(Gemm, DocumentedExample) {
     const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};

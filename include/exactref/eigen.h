@@ -285,43 +285,15 @@ verdict covers(S result, const reference& ref, const standard& model) {
     return covers(std::bit_cast<detail::eigen_format_t<S>>(result), ref, model);
 }
 
-/// The same against a compact product_reference, one element at a time (no reference_array is built: O(1) extra
-/// memory per element, so it suits large products; a result without direct access in the library's scalar type is
-/// copied once, 2 to 8 bytes per element).
+/// The same against a compact product_reference: covers() over the product itself (covers.h; no reference_array is
+/// built, ~2 bytes of decisions and ratio bounds per element beside a copy of the result in the library's scalar type).
 template <class DR>
 matrix_verdict covers(const Eigen::MatrixBase<DR>& result, const product_reference& refs, const standard& model) {
     static_assert(detail::is_eigen_format<typename DR::Scalar>, "exactref: unsupported result scalar type");
     using T = detail::eigen_format_t<typename DR::Scalar>;
     detail::check_result_shape(result, refs.rows(), refs.cols());
-    const auto values = detail::make_eigen_view<T>(result);  // an expression is evaluated once, here
-    array_verdict out;
-    out.size = refs.rows() * refs.cols();
-    out.worst.covered = true;
-    out.worst.standard = model.name();
-    reference scratch;
-    double worst_ratio = -1;
-    bool worst_violates = false;
-    for (std::size_t i = 0; i < refs.rows(); ++i) {
-        for (std::size_t j = 0; j < refs.cols(); ++j) {
-            refs.element(i, j, scratch);
-            verdict v = covers(values.view(i, j), scratch, model);
-            const std::size_t k = i * refs.cols() + j;
-            if (!v.covered) {
-                ++out.violations;
-                if (out.first_violations.size() < 8) out.first_violations.push_back(k);
-            }
-            const double ratio = std::isnan(v.ratio) ? 0 : v.ratio;
-            // As covers() over arrays: any violation beats any covered element, then the largest ratio, first on ties.
-            if ((!v.covered && !worst_violates) || ((!v.covered) == worst_violates && ratio > worst_ratio)) {
-                worst_ratio = ratio;
-                worst_violates = !v.covered;
-                out.worst_index = k;
-                out.worst = std::move(v);
-            }
-        }
-    }
-    out.covered = out.violations == 0;
-    return detail::with_positions(std::move(out), refs.rows(), refs.cols());
+    const auto values = detail::read_row_major<T>(result);
+    return detail::with_positions(covers(values.values, refs, model), refs.rows(), refs.cols());
 }
 
 }  // namespace exactref

@@ -147,6 +147,7 @@ public:
 
     struct state;  // internal (src/gemm_state.h)
     explicit product_reference(std::unique_ptr<state> s) noexcept;  // internal: exact_matmul builds it
+    const state& internal_state() const noexcept { return st(); }   // internal: covers() over it (gemm_covers.cpp)
 
 private:
     const state& st() const noexcept;

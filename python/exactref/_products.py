@@ -167,4 +167,4 @@ def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple, threads:
     index = np.arange(int(np.prod(full, dtype=np.int64)), dtype=np.int64).reshape(full)
     for axis in sorted(drop):
         index = index.squeeze(axis=axis)
-    return Reference(refs, index)
+    return Reference(refs, index, whole=True)  # every element once, in order: covers() judges the products in place

@@ -260,7 +260,7 @@ class Reference:
         >>> r.covers(er.asarray(run), standard="any_order").all()
         True
         """
-        if self._whole and self._refs.is_compact:  # every element in order: runs of results, read in place
+        if self._whole and self._refs.judges_whole:  # every element in order: runs of results, read in place
             shape, flat, name = self._results(result, dtype)
             model = self._standard(standard, params, name)
             covered = self._refs.covers_whole(flat, "bfloat16" if name == "bfloat16" else None, model)

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>  // std::memcpy: strided results gathered as raw bytes
 #include <optional>
 #include <span>
 #include <string>
@@ -387,26 +388,43 @@ void check_lengths(const index_array& index, const results_view& r) {
 }
 
 
-// covers() of a compact reference array over runs of results in element order (a whole-array Reference: r.shape,
-// or a stack of runs), read in place when they are contiguous: no index, no copy of the results.
-void covers_compact_runs(const compact_reference_array& refs, const host_view& results, const format_info& format,
-                         const standard& model, std::vector<std::uint8_t>& covered) {
-    const std::size_t n = results.size(), run = refs.size();
+// Results in runs of `run` elements in element order (a whole Reference: r.shape, or a stack of runs), each run cut
+// into `blocks` (offset, size): judge(bytes, at, size) gets every block's raw bytes — in place when the results are
+// contiguous, else gathered one block at a time — and its first flat position.
+template <class Judge>
+void judge_runs(const host_view& results, std::size_t run, const format_info& format,
+                std::span<const std::pair<std::size_t, std::size_t>> blocks, Judge&& judge) {
+    const std::size_t n = results.size();
     if (n == 0) return;
     if (run == 0 || n % run != 0) throw nb::value_error("internal: results are not whole runs of the references");
-    const std::span<std::uint8_t> out(covered);
     const std::size_t width = static_cast<std::size_t>(format.storage_bits / 8);
-    if (results.strides.empty() || results.strides[0] == 1) {
-        const std::span<const std::byte> all(results.data, n * width);
-        for (std::size_t start = 0; start < n; start += run)
-            detail::covers_flags(format, all.subspan(start * width, run * width), refs, model, out.subspan(start, run));
-        return;
-    }
-    std::vector<std::uint64_t> bits(run);
-    for (std::size_t start = 0; start < n; start += run) {
-        for (std::size_t k = 0; k < run; ++k) bits[k] = bits_at(results, start + k);
-        detail::covers_flags(format, bits, refs, model, out.subspan(start, run));
-    }
+    const bool contiguous = results.strides.empty() || results.strides[0] == 1;
+    std::vector<std::byte> gathered;
+    for (std::size_t start = 0; start < n; start += run)
+        for (const auto& [offset, size] : blocks) {
+            const std::size_t at = start + offset;
+            if (contiguous) {
+                judge(std::span<const std::byte>(results.data + at * width, size * width), at, size);
+                continue;
+            }
+            gathered.resize(size * width);
+            for (std::size_t k = 0; k < size; ++k) {
+                const std::uint64_t bits = bits_at(results, at + k);
+                std::memcpy(gathered.data() + k * width, &bits, width);  // the low bytes (little-endian)
+            }
+            judge(std::span<const std::byte>(gathered), at, size);
+        }
+}
+
+// covers() of a compact reference array over runs of results in element order, read in place when they are
+// contiguous: no index, no copy of the results.
+void covers_compact_runs(const compact_reference_array& refs, const host_view& results, const format_info& format,
+                         const standard& model, std::vector<std::uint8_t>& covered) {
+    const std::pair<std::size_t, std::size_t> whole{0, refs.size()};
+    judge_runs(results, refs.size(), format, std::span(&whole, 1),
+               [&](std::span<const std::byte> bytes, std::size_t at, std::size_t size) {
+                   detail::covers_flags(format, bytes, refs, model, std::span<std::uint8_t>(covered).subspan(at, size));
+               });
 }
 
 // True when index is 0, 1, ..., size - 1, repeated (one run per element, or a stack of runs).
@@ -434,15 +452,31 @@ void covers_compact(const compact_reference_array& refs, const index_array& inde
     detail::covers_flags(format, bits, picked, model, std::span<std::uint8_t>(covered));
 }
 
-// covers() of a whole compact Reference (Python's Reference over every element in order): runs of results, no index.
+// covers() of exact matrix products over runs of results in element order (a whole er.matmul Reference): each
+// product judges its block of each run in place (detail::covers_flags over the product, no reference per element).
+void covers_product_runs(const reference_list& refs, const host_view& results, const format_info& format,
+                         const standard& model, std::vector<std::uint8_t>& covered) {
+    std::vector<std::pair<std::size_t, std::size_t>> blocks;
+    for (std::size_t p = 0; p < refs.products.size(); ++p)
+        blocks.emplace_back(p * refs.block, refs.products[p]->rows() * refs.products[p]->cols());
+    judge_runs(results, refs.size(), format, blocks, [&](std::span<const std::byte> bytes, std::size_t at, std::size_t size) {
+        const std::size_t p = refs.products.size() == 1 ? 0 : (at % refs.size()) / refs.block;
+        detail::covers_flags(format, bytes, *refs.products[p], model, std::span<std::uint8_t>(covered).subspan(at, size));
+    });
+}
+
+// covers() of a whole compact Reference or er.matmul Reference (Python's Reference over every element in order): runs
+// of results, no index.
 nb::object covers_whole(const reference_list& refs, const any_array& results, const std::optional<std::string>& as_dtype,
                         const standard& model) {
-    if (!refs.compact) throw nb::value_error("internal: covers_whole takes a compact reference list");
+    if (!refs.compact && refs.products.empty())
+        throw nb::value_error("internal: covers_whole takes a compact or matrix-product reference list");
     const results_view r = results_of(results, as_dtype);
     std::vector<std::uint8_t> covered(r.view.size());
     {
         nb::gil_scoped_release release;
-        covers_compact_runs(*refs.compact, r.view, *r.format, model, covered);
+        if (refs.compact) covers_compact_runs(*refs.compact, r.view, *r.format, model, covered);
+        else covers_product_runs(refs, r.view, *r.format, model, covered);
     }
     return numpy_from(std::move(covered));
 }
@@ -796,6 +830,8 @@ void bind_references(nb::module_& m) {
                  return covers_detail(l, index, results, as_dtype, model, false);
              }, nb::arg("index"), nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def_prop_ro("is_compact", [](const reference_list& l) { return l.compact != nullptr; })
+        .def_prop_ro("judges_whole",  // covers_whole applies: a compact array, or exact matrix products
+                     [](const reference_list& l) { return l.compact != nullptr || !l.products.empty(); })
         .def("covers_whole", &covers_whole, nb::arg("results"), nb::arg("as_dtype").none(), nb::arg("standard"))
         .def("covers_detail",
              [](const reference_list& l, const index_array& index, const any_array& results,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "exactref/covers.h"
 #include "exactref/format.h"
 #include "exactref/reference.h"
 #include "exactref/scatter.h"
@@ -30,6 +31,56 @@ void covers_flags(const format_info& format, std::span<const std::uint64_t> bits
 /// results.size() is not refs.size() values of format or covered.size() differs from refs.size().
 void covers_flags(const format_info& format, std::span<const std::byte> results, const compact_reference_array& refs,
                   const standard& model, std::span<std::uint8_t> covered);
+
+/// What covers() over an array needs of one element that its producer holds in compact form (src/gemm_covers.cpp:
+/// the elements of an exact matrix product): the binary64 enclosures of s and W (S, or T for dots) and the fields of
+/// its reference the flat bound depends on — exactly what the element's reference would give (RD and RU of the exact
+/// values, superaccumulator::enclosure), so the filter decides it as it decides that reference.
+struct element_facts {
+    bool usable = false;  // false: the element is built as a reference (element_source::materialize) and judged so
+    bool is_dot = false, has_initial = false, product_may_underflow = false;
+    dtype term_format = dtype::float64;
+    int min_product_exponent = 0;
+    std::uint64_t count = 0;
+    double s_lo = 0, s_hi = 0;  // RD(s), RU(s) in binary64 (finite; 0 and 0 for s = 0)
+    double w_lo = 0, w_hi = 0;  // RD(W), RU(W)
+    std::uint64_t rn_bits = 0, rd_bits = 0, ru_bits = 0;  // s rounded to the result format (exact and faithful only)
+};
+
+/// The elements of an array of references held in compact form by their producer, visited in the producer's own
+/// order (its storage order: a product's level sums are column-major). facts() fills, for positions position ..
+/// position + out.size() - 1 of that order, index[k] (the element's index, each index in 0 .. size() - 1 exactly
+/// once over all positions) and out[k] (its facts); `rounded` is the result format when the standard compares
+/// encodings (exact, faithful: rn/rd/ru_bits wanted), else nullptr. Elements it cannot enclose (usable = false) are
+/// built by materialize(i, out) into a freshly cleared `out`. Both const calls must be safe to make concurrently.
+class element_source {
+public:
+    virtual ~element_source() = default;
+    virtual std::size_t size() const noexcept = 0;
+    virtual void facts(std::size_t position, std::span<element_facts> out, std::span<std::size_t> index,
+                       const format_info* rounded) const = 0;
+    virtual void materialize(std::size_t i, reference& out) const = 0;
+};
+
+/// covers() over results[i] against element i of `source`: the verdict covers() over the same elements as a
+/// reference_array gives (the same filter, exact path and worst element). Throws like it.
+template <floating_format T>
+array_verdict covers_elements(std::span<const T> results, const element_source& source, const standard& model);
+
+/// covered[i] for results (raw bytes of `format` values, read block by block in place) against element i of source.
+/// Throws std::invalid_argument when the sizes differ, or like covers_bits.
+void covers_flags(const format_info& format, std::span<const std::byte> results, const element_source& source,
+                  const standard& model, std::span<std::uint8_t> covered);
+
+/// The same for the elements of an exact matrix product (gemm.h), row-major (src/gemm_covers.cpp).
+void covers_flags(const format_info& format, std::span<const std::byte> results, const product_reference& product,
+                  const standard& model, std::span<std::uint8_t> covered);
+
+/// The facts covers() reads of a product's elements, as its element_source gives them: out[e] for element e
+/// (row-major), out.size() = rows()·cols() (for tests: they must equal the enclosures and roundings of element(i, j)'s
+/// reference).
+void product_element_facts(const product_reference& product, std::span<element_facts> out,
+                           const format_info* rounded);
 
 /// Elements of covers() over arrays (and covers_flags) whose verdict the exact path decided, since the process
 /// started, in all threads: the filter's undecided elements, non-finite results, -0.0, references it cannot enclose.

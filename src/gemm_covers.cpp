@@ -1,0 +1,364 @@
+// covers() over an exact matrix product without a reference per element (docs/algorithms/covers-filter.md, "Exact
+// matrix products", Steps P1-P3).
+//
+// Step P1  Per element (i, j) of a sliced product: s = Σ_t s_levels[t]·2^(E_i + F_j - (t + 2)·w) (+ C0(i, j)), and
+//          T likewise from t_levels (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits
+//          (exact_window) — the same exact values element(i, j) puts into its superaccumulators.
+// Step P2  RD and RU of those exact values in binary64 (what superaccumulator::enclosure() gives: detail::encode, or
+//          its closed form for normal doubles), RN/RD/RU in the result format for exact and faithful, and the fields
+//          the flat bound depends on (n = K or K + 1, min_product_exponent): the element's reference, less its
+//          accumulators. Elements with Inf/NaN operands, bits below the last slice ("far"), values whose window would
+//          not fit, and every element of a per-element product are not enclosed here: covers() builds their reference.
+// Step P3  The filter and the exact path of covers() over arrays (covers.cpp, detail::element_source): the same
+//          decisions as covers() over to_array(), without building it.
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstring>  // std::memcpy: results read from raw storage
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "exactref/accumulator.h"  // detail::encode
+#include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"
+#include "exactref/detail/uint128.h"
+#include "exactref/gemm.h"
+#include "gemm_state.h"
+
+namespace exactref {
+
+namespace {
+
+// Step P1: Σ v_k·2^(base + shift_k) exactly, shift_k >= 0, as signed 128-bit digits of 64 bits each (carries are
+// settled once at the end). Each add puts less than 2^64 into one digit and 2^64 into the next, so a digit holds far
+// more adds than an element makes (at most 31 levels, C0 and two halves of each of at most 64 far products: < 2^8,
+// the carry margin of digits_for) without overflow.
+class exact_window {
+public:
+    static constexpr int max_digits = 16;
+
+    // A window of `digits` digits starting at 2^base (every shift_k + 64 + 8 <= 64·digits: see fits()).
+    void reset(int base, int digits) noexcept {
+        base_ = base;
+        digits_ = digits;
+        for (int q = 0; q < digits; ++q) digit_[q] = 0;
+    }
+    // Digits for values whose terms lie below 2^(base + top_shift) (|v| < 2^64, a carry margin of 8 bits).
+    static int digits_for(int top_shift) noexcept { return (top_shift + 64 + 8) / 64 + 1; }
+    int base() const noexcept { return base_; }
+
+    void add(std::int64_t v, int shift) noexcept {
+        const int q = shift >> 6;
+        const detail::int128 x = static_cast<detail::int128>(v) << (shift & 63);  // |x| < 2^126
+        digit_[q] += static_cast<detail::int128>(static_cast<std::uint64_t>(x));  // x mod 2^64
+        digit_[q + 1] += x >> 64;                                            // floor(x / 2^64)
+    }
+    void add_unsigned(std::uint64_t v, bool negative, int shift) noexcept {  // ±v·2^shift, v < 2^64
+        const int q = shift >> 6;
+        const detail::uint128 x = static_cast<detail::uint128>(v) << (shift & 63);
+        const auto lo = static_cast<detail::int128>(static_cast<std::uint64_t>(x));
+        const auto hi = static_cast<detail::int128>(static_cast<std::uint64_t>(x >> 64));
+        digit_[q] += negative ? -lo : lo;
+        digit_[q + 1] += negative ? -hi : hi;
+    }
+
+    // The value's sign and leading bits: |value| = (m + sticky·ε)·2^e, 0 <= ε < 1, m with its top bit set unless
+    // the whole magnitude fits in m (then sticky is false). zero when the value is 0.
+    struct leading {
+        bool zero = true, negative = false, sticky = false;
+        std::uint64_t m = 0;
+        int e = 0;
+    };
+    leading settle() noexcept {
+        std::uint64_t word[max_digits];
+        for (int q = 0; q + 1 < digits_; ++q) {  // carries up: digit q into [0, 2^64)
+            const detail::int128 carry = digit_[q] >> 64;
+            word[q] = static_cast<std::uint64_t>(digit_[q]);
+            digit_[q + 1] += carry;
+        }
+        word[digits_ - 1] = static_cast<std::uint64_t>(digit_[digits_ - 1]);  // the top digit is small: its sign
+        leading out;
+        out.negative = digit_[digits_ - 1] < 0;
+        if (out.negative) {  // two's complement of the whole word string
+            bool carry = true;
+            for (int q = 0; q < digits_; ++q) {
+                word[q] = ~word[q] + (carry ? 1 : 0);
+                carry = carry && word[q] == 0;
+            }
+        }
+        int h = digits_ - 1;
+        while (h >= 0 && word[h] == 0) --h;
+        if (h < 0) return out;
+        out.zero = false;
+        if (h == 0) {
+            out.m = word[0];
+            out.e = base_;
+            return out;
+        }
+        const int lz = std::countl_zero(word[h]);
+        out.m = lz == 0 ? word[h] : (word[h] << lz) | (word[h - 1] >> (64 - lz));
+        out.e = base_ + 64 * h - lz;
+        out.sticky = (word[h - 1] << lz) != 0;
+        for (int q = h - 2; q >= 0 && !out.sticky; --q) out.sticky = word[q] != 0;
+        return out;
+    }
+
+private:
+    detail::int128 digit_[max_digits];
+    int base_ = 0, digits_ = 0;
+};
+
+// The widest window the 128-bit case of Step P1 takes (see product_elements::enclose).
+constexpr int narrow_top_shift = 58;
+
+// Step P1's value v·2^base as sign and leading bits (exact_window::settle's form) from one 128-bit integer.
+exact_window::leading leading_of(detail::int128 v, int base) noexcept {
+    exact_window::leading out;
+    if (v == 0) return out;
+    out.zero = false;
+    out.negative = v < 0;
+    const detail::uint128 magnitude = out.negative ? -static_cast<detail::uint128>(v) : static_cast<detail::uint128>(v);
+    const auto high = static_cast<std::uint64_t>(magnitude >> 64);
+    if (high == 0) {
+        out.m = static_cast<std::uint64_t>(magnitude);
+        out.e = base;
+        return out;
+    }
+    const int lz = std::countl_zero(high);
+    const detail::uint128 aligned = magnitude << lz;  // top bit at 127
+    out.m = static_cast<std::uint64_t>(aligned >> 64);
+    out.e = base + 64 - lz;
+    out.sticky = static_cast<std::uint64_t>(aligned) != 0;
+    return out;
+}
+
+// Step P2: RD and RU in binary64 of (-1)^negative·(m + sticky·ε)·2^e, as superaccumulator::enclosure() gives them
+// (detail::encode, integer operations only). For a normal double (the usual case) in closed form: with m's top bit
+// set, the value lies in the binade of 2^(e + 63); M = m >> 11 are its 53 significant bits, inexact when the 11 bits
+// below or the sticky part are not zero, and the magnitude's RD is M·2^(e + 11), its RU the next encoding up (which
+// carries into the next binade, or to +inf above max, as the encoding's order does).
+void enclose_binary64(const exact_window::leading& v, double& lo, double& hi) noexcept {
+    if (v.zero) {
+        lo = hi = 0.0;
+        return;
+    }
+    const int biased = v.e + 63 + 1023;  // the binade's biased exponent when m's top bit is set
+    if ((v.m >> 63) != 0 && biased >= 1 && biased <= 2046) {
+        const std::uint64_t magnitude = (static_cast<std::uint64_t>(biased) << 52) | ((v.m >> 11) & ((std::uint64_t{1} << 52) - 1));
+        const bool inexact = v.sticky || (v.m & 0x7ff) != 0;
+        const std::uint64_t down = magnitude, up = magnitude + (inexact ? 1 : 0);  // of the magnitude
+        constexpr std::uint64_t sign = std::uint64_t{1} << 63;
+        lo = std::bit_cast<double>(v.negative ? sign | up : down);
+        hi = std::bit_cast<double>(v.negative ? sign | down : up);
+        return;
+    }
+    lo = std::bit_cast<double>(detail::encode(binary64_info, v.negative, v.m, v.e, v.sticky, rounding::downward));
+    hi = std::bit_cast<double>(detail::encode(binary64_info, v.negative, v.m, v.e, v.sticky, rounding::upward));
+}
+
+// The elements of a product_reference for covers() (detail::element_source), row-major: flat index i·n + j.
+class product_elements final : public detail::element_source {
+public:
+    explicit product_elements(const product_reference& p) : p_(p), st_(p.internal_state()) {
+        if (st_.plan.method != matmul_method::sliced || st_.levels <= 0) return;
+        sliced_ = true;
+        // Rows and columns without Inf/NaN entries: their elements are the level sums, the far parts and C0.
+        plain_row_.resize(st_.m);
+        plain_col_.resize(st_.n);
+        for (std::size_t i = 0; i < st_.m; ++i) plain_row_[i] = st_.special_a[i].empty();
+        for (std::size_t j = 0; j < st_.n; ++j) plain_col_[j] = st_.special_b[j].empty();
+    }
+
+    std::size_t size() const noexcept override { return st_.m * st_.n; }
+
+    void materialize(std::size_t i, reference& out) const override { p_.element(i / st_.n, i % st_.n, out); }
+
+    // Column-major (position p is element (p mod m, p / m)): the level sums' own order, read as one stream.
+    void facts(std::size_t position, std::span<detail::element_facts> out, std::span<std::size_t> index,
+               const format_info* rounded) const override {
+        const std::size_t m = st_.m, n = st_.n;
+        std::size_t i = position % m, j = position / m;
+        for (std::size_t k = 0; k < out.size(); ++k) {
+            index[k] = i * n + j;
+            if (sliced_) enclose(i, j, out[k], rounded);
+            else out[k].usable = false;
+            if (++i == m) {
+                i = 0;
+                ++j;
+            }
+        }
+    }
+
+private:
+    // Steps P1 and P2 for element (i, j) of a sliced product.
+    void enclose(std::size_t i, std::size_t j, detail::element_facts& e, const format_info* rounded) const {
+        const format_info& f = *st_.f;
+        e.usable = false;
+        if (!plain_row_[i] || !plain_col_[j]) return;
+        const int levels = st_.levels;
+        const int top = st_.row_top[i] + st_.col_top[j];
+        const int low = top - (levels + 1) * st_.w;  // the exponent of the last level's unit
+        int base = low, top_shift = (levels - 1) * st_.w;
+        detail::entry_parts c;
+        if (st_.has_c) {
+            c = detail::split_entry(f, st_.c[i * st_.n + j]);
+            if (c.special) return;
+            if (c.significand != 0) {
+                base = std::min(base, c.exponent);
+                top_shift = std::max(low + top_shift, c.exponent) - base;
+            }
+        }
+        // The far parts (element(i, j)'s Step S5): a_far·b over row i's far entries, a_near·b_far over column j's,
+        // exact products below 2^106 (two significands of at most 53 bits).
+        const std::size_t far_count = st_.far_a[i].size() + st_.far_b[j].size();
+        if (far_count > max_far_terms) return;
+        far_term far[max_far_terms];
+        std::size_t terms = 0;
+        if (far_count > 0) {
+            const std::uint64_t* a = st_.a.data() + i * st_.k;
+            const std::uint64_t* b = st_.bt.data() + j * st_.k;
+            auto keep = [&](std::uint64_t x, int ex, std::uint64_t y, int ey, bool negative) {
+                if (x == 0 || y == 0) return;
+                far[terms++] = {static_cast<detail::uint128>(x) * y, ex + ey, negative};
+                base = std::min(base, ex + ey);
+            };
+            for (const std::uint32_t l : st_.far_a[i]) {
+                const detail::entry_parts x = detail::split_entry(f, a[l]), y = detail::split_entry(f, b[l]);
+                keep(detail::far_significand(x, st_.row_top[i], st_.w, st_.sa), x.exponent, y.significand,
+                     y.exponent, x.negative != y.negative);
+            }
+            for (const std::uint32_t l : st_.far_b[j]) {
+                const detail::entry_parts x = detail::split_entry(f, a[l]), y = detail::split_entry(f, b[l]);
+                keep(x.significand - detail::far_significand(x, st_.row_top[i], st_.w, st_.sa), x.exponent,
+                     detail::far_significand(y, st_.col_top[j], st_.w, st_.sb), y.exponent, x.negative != y.negative);
+            }
+            // Shifts from the new base: the levels' and C0's top, and each far product as two 64-bit halves.
+            int highest = low + (levels - 1) * st_.w;
+            if (st_.has_c && c.significand != 0) highest = std::max(highest, c.exponent);
+            for (std::size_t q = 0; q < terms; ++q) highest = std::max(highest, far[q].e + 64);
+            top_shift = highest - base;
+        }
+        const std::size_t at = (j * st_.m + i) * static_cast<std::size_t>(levels);
+        const std::int64_t* s = st_.s_levels.data() + at;
+        const std::int64_t* t = st_.t_levels.data() + at;
+        const int offset = low - base;
+        const bool with_c = st_.has_c && c.significand != 0;
+        exact_window::leading vs, vt;
+        if (terms == 0 && top_shift <= narrow_top_shift) {
+            // The usual case: every partial sum below 2^(top_shift + 69) <= 2^127 (|level| < 2^63, at most 31
+            // levels, |C0| < 2^53 at its shift): one 128-bit integer each.
+            detail::int128 sum = 0, abs_sum = 0;
+            for (int lv = 0; lv < levels; ++lv) {
+                const int shift = offset + (levels - 1 - lv) * st_.w;
+                sum += static_cast<detail::int128>(s[lv]) << shift;
+                abs_sum += static_cast<detail::int128>(t[lv]) << shift;
+            }
+            if (with_c) {
+                const auto part = static_cast<detail::int128>(c.significand) << (c.exponent - base);
+                sum += c.negative ? -part : part;
+                abs_sum += part;
+            }
+            vs = leading_of(sum, base);
+            vt = leading_of(abs_sum, base);
+        } else {
+            const int digits = exact_window::digits_for(top_shift);
+            if (digits > exact_window::max_digits) return;
+            exact_window ws, wt;
+            ws.reset(base, digits);
+            wt.reset(base, digits);
+            for (int lv = 0; lv < levels; ++lv) {
+                const int shift = offset + (levels - 1 - lv) * st_.w;
+                ws.add(s[lv], shift);
+                wt.add(t[lv], shift);
+            }
+            if (with_c) {
+                ws.add_unsigned(c.significand, c.negative, c.exponent - base);
+                wt.add_unsigned(c.significand, false, c.exponent - base);
+            }
+            for (std::size_t q = 0; q < terms; ++q) {
+                const auto lo = static_cast<std::uint64_t>(far[q].m), hi = static_cast<std::uint64_t>(far[q].m >> 64);
+                const int shift = far[q].e - base;
+                ws.add_unsigned(lo, far[q].negative, shift);
+                ws.add_unsigned(hi, far[q].negative, shift + 64);
+                wt.add_unsigned(lo, false, shift);
+                wt.add_unsigned(hi, false, shift + 64);
+            }
+            vs = ws.settle();
+            vt = wt.settle();
+        }
+        if (rounded != nullptr) {
+            if (vs.zero) return;  // the sign of an exact zero needs the signed-zero state: the reference decides
+            e.rn_bits = detail::encode(*rounded, vs.negative, vs.m, vs.e, vs.sticky, rounding::to_nearest_even);
+            e.rd_bits = detail::encode(*rounded, vs.negative, vs.m, vs.e, vs.sticky, rounding::downward);
+            e.ru_bits = detail::encode(*rounded, vs.negative, vs.m, vs.e, vs.sticky, rounding::upward);
+        } else {
+            enclose_binary64(vs, e.s_lo, e.s_hi);
+            enclose_binary64(vt, e.w_lo, e.w_hi);
+        }
+        e.is_dot = true;
+        e.has_initial = st_.has_c;
+        e.term_format = f.id;
+        e.count = st_.k + (st_.has_c ? 1 : 0);
+        const int ra = st_.row_min_exponent[i], cb = st_.col_min_exponent[j];
+        e.min_product_exponent = ra == INT_MAX || cb == INT_MAX || ra + cb >= f.emin
+                                     ? f.emin
+                                     : detail::element_min_product_exponent(st_, i, j);
+        e.product_may_underflow = e.min_product_exponent < f.emin;
+        e.usable = true;
+    }
+
+    // At most this many far products per element are summed here (each costs about a level); elements with more are
+    // built as references.
+    static constexpr std::size_t max_far_terms = 64;
+    struct far_term {
+        detail::uint128 m;  // |product| < 2^106
+        int e;              // its exponent
+        bool negative;
+    };
+
+    const product_reference& p_;
+    const product_reference::state& st_;
+    bool sliced_ = false;
+    std::vector<std::uint8_t> plain_row_, plain_col_;
+};
+
+}  // namespace
+
+template <floating_format T>
+array_verdict covers(std::span<const T> results, const product_reference& product, const standard& model) {
+    const product_elements source(product);
+    return detail::covers_elements<T>(results, source, model);
+}
+
+namespace detail {
+
+void covers_flags(const format_info& format, std::span<const std::byte> results, const product_reference& product,
+                  const standard& model, std::span<std::uint8_t> covered) {
+    const product_elements source(product);
+    covers_flags(format, results, source, model, covered);
+}
+
+void product_element_facts(const product_reference& product, std::span<element_facts> out,
+                           const format_info* rounded) {
+    const product_elements source(product);
+    if (out.size() != source.size())
+        throw std::invalid_argument("product_element_facts: " + std::to_string(out.size()) + " facts for " +
+                                    std::to_string(source.size()) + " elements");
+    std::vector<element_facts> facts(out.size());
+    std::vector<std::size_t> index(out.size());
+    source.facts(0, facts, index, rounded);
+    for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = facts[k];
+}
+
+}  // namespace detail
+
+#define EXACTREF_INSTANTIATE_PRODUCT_COVERS(T) \
+    template array_verdict covers<T>(std::span<const T>, const product_reference&, const standard&);
+EXACTREF_INSTANTIATE_PRODUCT_COVERS(double)
+EXACTREF_INSTANTIATE_PRODUCT_COVERS(float)
+EXACTREF_INSTANTIATE_PRODUCT_COVERS(float16)
+EXACTREF_INSTANTIATE_PRODUCT_COVERS(bfloat16)
+#undef EXACTREF_INSTANTIATE_PRODUCT_COVERS
+
+}  // namespace exactref

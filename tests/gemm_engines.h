@@ -1,0 +1,57 @@
+// The exact GEMM's engines as a test parameter (tests/test_gemm.cpp, tests/test_gemm_covers.cpp): every test of a
+// suite deriving from gemm_engine_test runs once per engine and dispatch level (binary64, int8-vnni where the CPU has
+// it, int8-plain), with current_engine() set for the test's products.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "exactref/gemm.h"
+
+namespace exactref_test {
+
+inline exactref::gemm_engine& current_engine() {
+    static exactref::gemm_engine engine = exactref::gemm_engine::binary64;
+    return engine;
+}
+
+class gemm_engine_test : public ::testing::TestWithParam<exactref::gemm_engine> {
+protected:
+    void SetUp() override {
+        current_engine() = GetParam();
+        if (current_engine() == exactref::gemm_engine::int8_vnni && !supports_int8_vnni())
+            GTEST_SKIP() << "this CPU or OS has no AVX-512 VNNI: int8-vnni is tested where it runs";
+    }
+    void TearDown() override { current_engine() = exactref::gemm_engine::binary64; }
+
+public:
+    // Whether a forced int8-vnni product runs here (it throws std::runtime_error where it cannot).
+    static bool supports_int8_vnni() {
+        using namespace exactref;
+        const std::vector<float> one{1.0f};
+        try {
+            (void)exact_matmul(row_major<float>(one, 1, 1), row_major<float>(one, 1, 1),
+                               matmul_options{matmul_method::sliced, 1, 0, true, gemm_engine::int8_vnni});
+            return true;
+        } catch (const std::runtime_error&) {
+            return false;
+        }
+    }
+};
+
+// INSTANTIATE_TEST_SUITE_P(Engines, Suite, all_engines(), engine_test_name).
+inline auto all_engines() {
+    return ::testing::Values(exactref::gemm_engine::binary64, exactref::gemm_engine::int8_vnni,
+                             exactref::gemm_engine::int8_plain);
+}
+inline std::string engine_test_name(const ::testing::TestParamInfo<exactref::gemm_engine>& info) {
+    std::string name = exactref::engine_name(info.param);
+    for (char& ch : name)
+        if (ch == '-') ch = '_';
+    return name;
+}
+
+}  // namespace exactref_test

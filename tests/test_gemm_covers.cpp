@@ -1,0 +1,391 @@
+// covers() over an exact matrix product (src/gemm_covers.cpp, docs/algorithms/covers-filter.md "Exact matrix
+// products"): every verdict — covered, violations, first violations, worst element and its message — must be the one
+// covers() gives over the same product as a reference_array (to_array(), the reference path), and every flag of
+// detail::covers_flags must be covers_bits of the element's own reference (the exact decision). Results are planted
+// at RN(s) and its neighbours, at s ± B and one ulp either side, far off, and at the special values; products are
+// random of every kind (wide exponents, cancellation to 0, ties, subnormals, Inf/NaN, far entries), with C0, K = 1,
+// every engine, batches; real float32/float64 GEMM results (Eigen) are covered and planted faults are caught.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exactref/covers.h"
+#include "exactref/detail/covers_filter.h"
+#include "exactref/gemm.h"
+#include "gemm_engines.h"
+#include "oracle.h"
+
+namespace {
+using namespace exactref;
+namespace orc = exactref::oracle;
+
+// The next encoding toward +inf (k > 0) or -inf (k < 0) of a finite value, through zero (raw bits of format f).
+std::uint64_t step(const format_info& f, std::uint64_t b, int k) {
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    for (; k > 0; --k) b = (b & sign) ? (b == sign ? 0 : b - 1) : b + 1;
+    for (; k < 0; ++k) b = (b & sign) ? b + 1 : (b == 0 ? sign : b - 1);
+    return b;
+}
+
+std::uint64_t bits_of(const format_info& f, double x) {  // RN of a double into f (the tests' own value, exact path)
+    superaccumulator acc;
+    acc.add(x);
+    return acc.round_bits(f, rounding::to_nearest_even);
+}
+
+// Per element one result of each kind, picked at random: RN(s) and neighbours, RN(s ± B) and neighbours, far off,
+// and the special values.
+template <floating_format T>
+std::vector<T> planted_results(const product_reference& p, const standard& model, std::mt19937_64& rng) {
+    const format_info& f = format_traits<T>::info;
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    const std::uint64_t inf = std::uint64_t{f.special_exponent_field()} << (f.precision - 1);
+    std::vector<T> out;
+    out.reserve(p.rows() * p.cols());
+    for (std::size_t i = 0; i < p.rows(); ++i)
+        for (std::size_t j = 0; j < p.cols(); ++j) {
+            const reference ref = p.element(i, j);
+            std::uint64_t b = ref.sum.round_bits(f, rounding::to_nearest_even);
+            const bool finite = (b & ~sign) < inf;
+            const unsigned kind = static_cast<unsigned>(rng() % 16);
+            double bound = 0;
+            if (finite && kind >= 6 && kind < 12 && model.decides == rule::bound) {
+                try {
+                    bound = exactref::bound(ref, model, f);
+                } catch (const std::invalid_argument&) {
+                    bound = 0;
+                }
+            }
+            if (!finite) {
+                // keep RN(s): NaN or Inf
+            } else if (kind < 6) {
+                b = step(f, b, static_cast<int>(kind) - 3);
+            } else if (kind < 12 && std::isfinite(bound)) {
+                const double s = ref.sum.enclosure().lo;
+                const double edge = (kind & 1) ? s + bound : s - bound;
+                b = std::isfinite(edge) ? step(f, bits_of(f, edge), static_cast<int>(kind % 3) - 1) : b;
+                if ((b & ~sign) >= inf) b = ref.sum.round_bits(f, rounding::to_nearest_even);
+            } else if (kind == 12) {
+                b = static_cast<std::uint64_t>(rng()) & ((sign << 1) - 1);  // anything, NaN included
+            } else if (kind == 13) {
+                b = (rng() & 1) ? sign : 0;  // ±0.0
+            } else if (kind == 14) {
+                b = inf | ((rng() & 1) ? sign : 0);
+            } else {
+                b = step(f, b, (rng() & 1) ? 1000 : -1000);
+            }
+            out.push_back(format_traits<T>::from_bits(static_cast<typename format_traits<T>::bits_type>(b)));
+        }
+    return out;
+}
+
+// The product path against the reference path and the exact decision, for one result set and standard.
+template <floating_format T>
+void expect_same_verdicts(const std::vector<T>& results, const product_reference& p, const reference_array& refs,
+                          const standard& model) {
+    const format_info& f = format_traits<T>::info;
+    SCOPED_TRACE("standard " + model.name() + ", results " + std::string(f.name));
+    array_verdict fast, slow;
+    std::string fast_error, slow_error;
+    try {
+        fast = covers(std::span<const T>(results), p, model);
+    } catch (const std::invalid_argument& e) {
+        fast_error = e.what();
+    }
+    try {
+        slow = covers(std::span<const T>(results), refs, model);
+    } catch (const std::invalid_argument& e) {
+        slow_error = e.what();
+    }
+    ASSERT_EQ(fast_error, slow_error);
+    if (!slow_error.empty()) return;
+    EXPECT_EQ(fast.covered, slow.covered);
+    EXPECT_EQ(fast.size, slow.size);
+    EXPECT_EQ(fast.violations, slow.violations);
+    EXPECT_EQ(fast.first_violations, slow.first_violations);
+    EXPECT_EQ(fast.worst_index, slow.worst_index);
+    EXPECT_EQ(fast.message(), slow.message());
+    // The flags path, over the results' raw bytes, element by element against the exact decision.
+    std::vector<std::uint8_t> flags(results.size(), 2);
+    detail::covers_flags(f, std::as_bytes(std::span<const T>(results)), p, model, flags);
+    for (std::size_t e = 0; e < results.size(); ++e) {
+        const bool exact = covers_bits(f, format_traits<T>::to_bits(results[e]), refs.elements[e], model).covered;
+        ASSERT_EQ(flags[e], exact ? 1 : 0) << "element " << e;
+    }
+}
+
+// Steps P1-P2: every element the product encloses has exactly its reference's facts — RD and RU of s and T in
+// binary64 (superaccumulator::enclosure), s rounded to the result format in three modes, n, the dot fields.
+// Returns how many elements were enclosed (the rest are built as references).
+std::size_t expect_facts_of_references(const product_reference& p, const format_info& result) {
+    const std::size_t size = p.rows() * p.cols();
+    std::vector<detail::element_facts> bounds(size), rounded(size);
+    detail::product_element_facts(p, bounds, nullptr);
+    detail::product_element_facts(p, rounded, &result);
+    std::size_t enclosed = 0;
+    for (std::size_t e = 0; e < size; ++e) {
+        SCOPED_TRACE("element " + std::to_string(e));
+        const reference ref = p.element(e / p.cols(), e % p.cols());
+        const detail::element_facts& x = bounds[e];
+        if (x.usable) {
+            ++enclosed;
+            const superaccumulator::binary64_enclosure s = ref.sum.enclosure(), t = ref.abs_sum.enclosure();
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(x.s_lo), std::bit_cast<std::uint64_t>(s.lo));
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(x.s_hi), std::bit_cast<std::uint64_t>(s.hi));
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(x.w_lo), std::bit_cast<std::uint64_t>(t.lo));
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(x.w_hi), std::bit_cast<std::uint64_t>(t.hi));
+            EXPECT_EQ(x.count, ref.count);
+            EXPECT_EQ(x.is_dot, ref.is_dot);
+            EXPECT_EQ(x.has_initial, ref.has_initial);
+            EXPECT_EQ(x.term_format, ref.term_format);
+            EXPECT_EQ(x.min_product_exponent, ref.min_product_exponent);
+            EXPECT_EQ(x.product_may_underflow, ref.product_may_underflow);
+        }
+        const detail::element_facts& y = rounded[e];
+        if (y.usable) {
+            EXPECT_EQ(y.rn_bits, ref.sum.round_bits(result, rounding::to_nearest_even));
+            EXPECT_EQ(y.rd_bits, ref.sum.round_bits(result, rounding::downward));
+            EXPECT_EQ(y.ru_bits, ref.sum.round_bits(result, rounding::upward));
+        }
+        if (::testing::Test::HasFailure()) return enclosed;
+    }
+    return enclosed;
+}
+
+const char* const standards_for_products[] = {
+    "any_order", "exact", "faithful", "split_k:4", "split_k:3:pairwise", "tree:12", "directed:any_order",
+    "any_order+fma", "directed:split_k:2", "levels:fold/4,any"};
+
+template <floating_format T>
+std::vector<T> from_bits_vector(const std::vector<std::uint64_t>& v) {
+    return orc::from_bits<T>(v);
+}
+
+// Elements the product path enclosed itself (not built as references) in check_random_product, to show that its
+// own path ran: wide random data has far entries in most rows and columns, specials Inf/NaN.
+std::size_t enclosed_elements = 0;
+
+// A random product of format T with results of format R judged under every standard above (and mixed for narrow T).
+template <floating_format T, floating_format R>
+void check_random_product(std::size_t m, std::size_t k, std::size_t n, orc::term_mix mix, bool with_c,
+                          const matmul_options& options, std::uint64_t seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(m) + " x " + std::to_string(k) + " x " +
+                 std::to_string(n) + ", " + orc::to_string(mix) + (with_c ? ", with C0" : "") + ", " +
+                 std::string(format_traits<T>::info.name));
+    std::mt19937_64 rng(seed);
+    const format_info& f = format_traits<T>::info;
+    const std::vector<T> a = from_bits_vector<T>(orc::random_terms(f, m * k, mix, rng));
+    const std::vector<T> b = from_bits_vector<T>(orc::random_terms(f, k * n, mix, rng));
+    const std::vector<T> c = from_bits_vector<T>(orc::random_terms(f, m * n, mix, rng));
+    const product_reference p =
+        with_c ? exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), row_major<T>(c, m, n), options)
+               : exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), options);
+    const reference_array refs = p.to_array(1);
+    enclosed_elements += expect_facts_of_references(p, format_traits<R>::info);
+    std::vector<std::string> names(std::begin(standards_for_products), std::end(standards_for_products));
+    if (!std::is_same_v<R, double>) names.push_back(std::string("mixed:float64:") + std::string(format_traits<R>::info.name));
+    for (const std::string& name : names) {
+        const standard model = parse_standard(name);
+        const std::vector<R> results = planted_results<R>(p, model, rng);
+        expect_same_verdicts(results, p, refs, model);
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+matmul_options sliced_options(int max_slices = 0) {
+    return {matmul_method::sliced, 2, max_slices, true, exactref_test::current_engine()};
+}
+
+using GemmCoversEngine = exactref_test::gemm_engine_test;
+INSTANTIATE_TEST_SUITE_P(Engines, GemmCoversEngine, exactref_test::all_engines(), exactref_test::engine_test_name);
+
+TEST_P(GemmCoversEngine, RandomProductsGiveTheReferencePathsVerdicts) {
+    std::uint64_t seed = 1000;
+    enclosed_elements = 0;
+    for (const orc::term_mix mix : orc::all_term_mixes) {
+        check_random_product<float, float>(9, 33, 7, mix, false, sliced_options(), ++seed);
+        check_random_product<double, double>(8, 17, 6, mix, true, sliced_options(), ++seed);
+        check_random_product<float16, float16>(5, 40, 6, mix, mix == orc::term_mix::cancelling, sliced_options(), ++seed);
+        check_random_product<bfloat16, float>(6, 12, 5, mix, true, sliced_options(), ++seed);
+        if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(enclosed_elements, 100u);
+}
+
+TEST_P(GemmCoversEngine, OneTermFarEntriesAndBlockBoundaries) {
+    std::uint64_t seed = 2000;
+    // K = 1; few slices (far entries: bits below the last slice, judged on the element's reference); a product
+    // whose element count crosses the decision blocks (4096) with a partial last row in a block.
+    check_random_product<double, double>(7, 1, 9, orc::term_mix::full_range, false, sliced_options(), ++seed);
+    check_random_product<float, float>(6, 1, 5, orc::term_mix::clustered, true, sliced_options(), ++seed);
+    check_random_product<double, double>(6, 20, 7, orc::term_mix::full_range, false, sliced_options(1), ++seed);
+    check_random_product<float, float>(6, 20, 7, orc::term_mix::clustered, true, sliced_options(2), ++seed);
+    check_random_product<float, float>(70, 3, 61, orc::term_mix::cancelling, false, sliced_options(), ++seed);
+}
+
+TEST(GemmCovers, PerElementProductsAndSharedBatches) {
+    std::uint64_t seed = 3000;
+    const matmul_options per_element{matmul_method::per_element, 2, 0};
+    check_random_product<float, float>(5, 9, 4, orc::term_mix::clustered, true, per_element, ++seed);
+    check_random_product<double, double>(5, 9, 4, orc::term_mix::specials, false, per_element, ++seed);
+    // A batch of small products sharing one per-element reference (rows stacked), and one of sliced products.
+    std::mt19937_64 rng(++seed);
+    const std::size_t batch = 3, m = 4, k = 5, n = 3;
+    std::vector<std::vector<float>> as, bs;
+    std::vector<matrix_view<float>> va, vb;
+    for (std::size_t p = 0; p < batch; ++p) {
+        as.push_back(orc::from_bits<float>(orc::random_terms(binary32_info, m * k, orc::term_mix::clustered, rng)));
+        bs.push_back(orc::from_bits<float>(orc::random_terms(binary32_info, k * n, orc::term_mix::clustered, rng)));
+    }
+    for (std::size_t p = 0; p < batch; ++p) {
+        va.push_back(row_major<float>(as[p], m, k));
+        vb.push_back(row_major<float>(bs[p], k, n));
+    }
+    for (const matmul_method method : {matmul_method::automatic, matmul_method::sliced}) {
+        const std::vector<product_reference> ps =
+            exact_matmul_batched<float>(va, vb, {}, matmul_options{method, 2, 0});
+        ASSERT_EQ(ps.size(), method == matmul_method::automatic ? 1u : batch);
+        for (const product_reference& p : ps) {
+            const reference_array refs = p.to_array(1);
+            for (const char* name : {"any_order", "exact", "split_k:2"}) {
+                const standard model = parse_standard(name);
+                expect_same_verdicts(planted_results<float>(p, model, rng), p, refs, model);
+            }
+        }
+    }
+}
+
+// Elements whose sum is exactly 0 (a cancelling pair per element, different magnitudes per element): B = n·u·T is a
+// double (n = 2, u = 2^-53, T = 2·c·2^e), so results ±B are on the bound — covered — and one ulp beyond is not. The
+// filter cannot decide them (Step F2's margins), so the exact path must have decided at least every planted one.
+TEST(GemmCovers, PlantedOnTheBoundTheExactPathDecides) {
+    const std::size_t m = 6, n = 5;
+    std::vector<double> a(m * 2), b(2 * n);
+    for (std::size_t i = 0; i < m; ++i) {
+        a[i * 2] = std::ldexp(1.0 + static_cast<double>(i) / 8, static_cast<int>(i) * 3);
+        a[i * 2 + 1] = -a[i * 2];
+    }
+    for (std::size_t j = 0; j < n; ++j) b[j] = b[n + j] = std::ldexp(3.0 + static_cast<double>(j), -static_cast<int>(j));
+    const product_reference p = exact_matmul<double>(row_major<double>(a, m, 2), row_major<double>(b, 2, n),
+                                                     matmul_options{matmul_method::sliced, 1, 0});
+    ASSERT_EQ(p.plan().method, matmul_method::sliced);
+    const reference_array refs = p.to_array(1);
+    for (const int side : {1, -1})
+        for (const int beyond : {0, 1}) {
+            std::vector<double> results(m * n);
+            for (std::size_t e = 0; e < m * n; ++e) {
+                const double t = 2 * std::fabs(a[(e / n) * 2] * b[e % n]);  // exact: powers of two times small ints
+                const double bound = 2 * 0x1p-53 * t;                      // exact
+                ASSERT_EQ(exactref::bound(refs.elements[e], any_order(), binary64_info), bound);
+                results[e] = side * (beyond ? std::nextafter(bound, 2 * bound) : bound);
+            }
+            const std::uint64_t before = detail::covers_exact_path_count();
+            const array_verdict v = covers(std::span<const double>(results), p, any_order());
+            EXPECT_GE(detail::covers_exact_path_count() - before, m * n);
+            EXPECT_EQ(v.covered, beyond == 0);
+            EXPECT_EQ(v.violations, beyond ? m * n : 0u);
+            expect_same_verdicts(results, p, refs, any_order());
+        }
+}
+
+// Real GEMM results: Eigen's float32 and float64 products (blocked, vectorized, FMA where the build has it) are
+// covered by any_order with fma; a planted wrong element (many ulps off) and a dropped k-term are caught, and only
+// they are.
+template <class T>
+void check_real_gemm(std::size_t m, std::size_t k, std::size_t n, std::uint64_t seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<T> normal(0, 1);
+    matrix a(m, k), b(k, n);
+    for (std::size_t x = 0; x < m * k; ++x) a.data()[x] = normal(rng);
+    for (std::size_t x = 0; x < k * n; ++x) b.data()[x] = normal(rng);
+    const matrix c = a * b;
+    const product_reference p =
+        exact_matmul<T>(row_major<T>(std::span<const T>(a.data(), m * k), m, k),
+                        row_major<T>(std::span<const T>(b.data(), k * n), k, n));
+    // N(0, 1): almost every element enclosed (float64 rows with a tiny entry have far bits: built as references)
+    EXPECT_GT(expect_facts_of_references(p, format_traits<T>::info), m * n / 2);
+    std::vector<T> results(c.data(), c.data() + m * n);
+    const standard model = parse_standard("any_order+fma");
+    const std::uint64_t before = detail::covers_exact_path_count();
+    const array_verdict ok = covers(std::span<const T>(results), p, model);
+    EXPECT_TRUE(ok.covered) << ok.message();
+    EXPECT_LE(detail::covers_exact_path_count() - before, 1u);  // the worst element's message at most
+    // Planted faults: element 5 many ulps off; element (3, 7) without its largest k-term.
+    std::vector<T> wrong = results;
+    const double b5 = exactref::bound(p.element(0, 5), model, format_traits<T>::info);
+    wrong[5] = static_cast<T>(static_cast<double>(wrong[5]) + 8 * b5);
+    std::size_t largest = 0;
+    for (std::size_t l = 1; l < k; ++l)
+        if (std::fabs(a(3, l) * b(l, 7)) > std::fabs(a(3, largest) * b(largest, 7))) largest = l;
+    T dropped = 0;
+    for (std::size_t l = 0; l < k; ++l)
+        if (l != largest) dropped += a(3, l) * b(l, 7);
+    wrong[3 * n + 7] = dropped;
+    const array_verdict bad = covers(std::span<const T>(wrong), p, model);
+    EXPECT_FALSE(bad.covered);
+    EXPECT_EQ(bad.violations, 2u);
+    ASSERT_EQ(bad.first_violations.size(), 2u);
+    EXPECT_EQ(bad.first_violations[0], 5u);
+    EXPECT_EQ(bad.first_violations[1], 3 * n + 7);
+    expect_same_verdicts(wrong, p, p.to_array(1), model);
+}
+
+TEST(GemmCovers, RealGemmResultsAreCoveredAndPlantedFaultsCaught) {
+    check_real_gemm<float>(40, 300, 33, 41);
+    check_real_gemm<double>(37, 129, 40, 42);
+}
+
+// The caller's rounding mode and FTZ/DAZ change nothing (the sums are integers, the filter runs in the default
+// environment it installs itself).
+TEST(GemmCovers, IndependentOfTheFloatingPointEnvironment) {
+    std::mt19937_64 rng(77);
+    const std::size_t m = 20, k = 40, n = 16;
+    const std::vector<float> a = orc::from_bits<float>(orc::random_terms(binary32_info, m * k, orc::term_mix::cancelling, rng));
+    const std::vector<float> b = orc::from_bits<float>(orc::random_terms(binary32_info, k * n, orc::term_mix::subnormal, rng));
+    const product_reference p = exact_matmul<float>(row_major<float>(a, m, k), row_major<float>(b, k, n));
+    const reference_array refs = p.to_array(1);
+    for (const char* name : {"any_order", "directed:any_order", "exact"}) {
+        const standard model = parse_standard(name);
+        const std::vector<float> results = planted_results<float>(p, model, rng);
+        const array_verdict quiet = covers(std::span<const float>(results), p, model);
+        for (const rounding mode : {rounding::upward, rounding::toward_zero}) {
+            const orc::fp_environment_guard guard(mode, orc::ftz_daz_supported());
+            const array_verdict v = covers(std::span<const float>(results), p, model);
+            EXPECT_EQ(v.violations, quiet.violations) << name;
+            EXPECT_EQ(v.message(), quiet.message()) << name;
+        }
+        expect_same_verdicts(results, p, refs, model);
+    }
+}
+
+TEST(GemmCovers, SizeMismatchAndStructuredStandardsAreTheReferencePathsErrors) {
+    const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
+    const product_reference p = exact_matmul(row_major<float>(a, 2, 2), row_major<float>(b, 2, 2));
+    const std::vector<float> three{1, 2, 3};
+    EXPECT_THROW((void)covers(std::span<const float>(three), p, any_order()), std::invalid_argument);
+    std::vector<std::uint8_t> flags(3);
+    EXPECT_THROW(detail::covers_flags(binary32_info, std::as_bytes(std::span<const float>(three)), p, any_order(), flags),
+                 std::invalid_argument);
+    const std::vector<float> results{19, 22, 43, 50};
+    expect_same_verdicts(results, p, p.to_array(1), parse_standard("levels:fold/2,any"));
+    const array_verdict v = covers(results, p, exact());
+    EXPECT_TRUE(v.covered) << v.message();
+    // An empty product.
+    const product_reference empty = exact_matmul(row_major<float>({}, 0, 2), row_major<float>(b, 2, 2));
+    EXPECT_TRUE(covers(std::span<const float>(), empty, any_order()).covered);
+}
+
+}  // namespace
