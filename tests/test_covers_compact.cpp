@@ -288,6 +288,40 @@ TEST(CoversCompact, LongScansOfNarrowFormatsReachEveryFactorRegime) {
     }
 }
 
+// Three blocks of decisions and a bit (Step K4a's floor applies from the second): float32 segment sums of ~4
+// clustered terms and a scan of as many terms.
+struct three_blocks {
+    static constexpr std::size_t n = 3 * 4096 + 100;
+    er::compact_reference_array segments, scan;
+    explicit three_blocks(std::mt19937_64& rng) {
+        const std::vector<float> x =
+            typed<float>(oracle::random_terms(er::binary32_info, 4 * n, oracle::term_mix::clustered, rng));
+        std::vector<std::int64_t> ids(4 * n);
+        for (auto& id : ids) id = static_cast<std::int64_t>(rng() % n);
+        segments = er::segment_sum(std::span<const float>(x), std::span<const std::int64_t>(ids), n);
+        scan = er::inclusive_scan(std::span<const float>(x).first(n), {n});
+    }
+};
+
+// Covered results only (a violation would make the worst a violation and the floor irrelevant): RN(s) moved by up
+// to 3 ulps while element(i) covers it, element `late` (when > 0) by up to 64.
+std::vector<float> covered_moves(const er::compact_reference_array& refs, const er::standard& model,
+                                 std::size_t late, std::mt19937_64& rng) {
+    std::vector<float> results(refs.size());
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+        const er::reference element = refs.element(i, model);
+        const int steps = i == late && late > 0 ? 64 : static_cast<int>(rng() % 7) - 3;
+        float r = refs.nearest<float>(i);
+        for (int k = 0; k < std::abs(steps); ++k) {
+            const float next = std::nextafter(r, steps > 0 ? INFINITY : -INFINITY);
+            if (!er::covers(next, element, model).covered) break;
+            r = next;
+        }
+        results[i] = r;
+    }
+    return results;
+}
+
 TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
     // Past the first block of 4096 elements, covered elements whose ratio stays below the worst-candidate floor skip
     // their ratio (Step K4a): the worst element and the message must still be those of the reference_array path.
@@ -295,18 +329,12 @@ TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
     // moves as far as the bound allows.
     // Segment sums of ~4 terms have ratios of one distribution, so the worst may lie in any block; a scan's fall
     // with n.
-    const std::size_t n = 3 * 4096 + 100;
+    constexpr std::size_t n = three_blocks::n;
     std::mt19937_64 rng(41);
-    const std::vector<float> x =
-        typed<float>(oracle::random_terms(er::binary32_info, 4 * n, oracle::term_mix::clustered, rng));
-    std::vector<std::int64_t> ids(4 * n);
-    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % n);
-    const er::compact_reference_array segments =
-        er::segment_sum(std::span<const float>(x), std::span<const std::int64_t>(ids), n);
-    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x).first(n), {n});
+    const three_blocks arrays(rng);
     for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order"})
-    for (const er::compact_reference_array* judged : {&segments, &scan}) {
-        SCOPED_TRACE(std::string(text) + (judged == &scan ? " scan" : " segments"));
+    for (const er::compact_reference_array* judged : {&arrays.segments, &arrays.scan}) {
+        SCOPED_TRACE(std::string(text) + (judged == &arrays.scan ? " scan" : " segments"));
         const er::compact_reference_array& refs = *judged;
         const er::standard model = er::parse_standard(text);
         er::reference_array full;
@@ -314,20 +342,7 @@ TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
         full.cols = 1;
         for (std::size_t i = 0; i < n; ++i) full.elements.push_back(refs.element(i, model));
         for (std::size_t late : {std::size_t{0}, n - 50, std::size_t{2 * 4096 + 7}}) {
-            // Covered results only (a violation would make the worst a violation and the floor irrelevant): a move
-            // the exact path rejects is replaced by RN(s); element `late` moves as far as it stays covered.
-            std::vector<float> results(n);
-            for (std::size_t i = 0; i < n; ++i) {
-                const er::reference& element = full.elements[i];
-                const int steps = i == late && late > 0 ? 64 : static_cast<int>(rng() % 7) - 3;
-                float r = refs.nearest<float>(i);
-                for (int k = 0; k < std::abs(steps); ++k) {
-                    const float next = std::nextafter(r, steps > 0 ? INFINITY : -INFINITY);
-                    if (!er::covers(next, element, model).covered) break;
-                    r = next;
-                }
-                results[i] = r;
-            }
+            const std::vector<float> results = covered_moves(refs, model, late, rng);
             const er::array_verdict a = er::covers(std::span<const float>(results), refs, model);
             const er::array_verdict b = er::covers(std::span<const float>(results), full, model);
             EXPECT_TRUE(a.covered) << a.message();
@@ -542,31 +557,13 @@ TEST(CoversCompact, BlockFilterAtEveryWidthFindsTheWorstOfLongArrays) {
     // Past the first block the worst-candidate floor lets covered lanes skip their ratio (Step K4a in the kernel):
     // three blocks of a segment sum and a scan, results up to 3 ulps from RN(s) (close ratios) and one moved as far
     // as it stays covered; every width must give the exact path's worst element and the same exact-ratio count.
-    const std::size_t n = 3 * 4096 + 100;
     std::mt19937_64 rng(51);
-    const std::vector<float> x =
-        typed<float>(oracle::random_terms(er::binary32_info, 4 * n, oracle::term_mix::clustered, rng));
-    std::vector<std::int64_t> ids(4 * n);
-    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % n);
-    const er::compact_reference_array segments =
-        er::segment_sum(std::span<const float>(x), std::span<const std::int64_t>(ids), n);
-    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x).first(n), {n});
+    const three_blocks arrays(rng);
     for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order", "directed:levels:fold:8,any"})
-    for (const er::compact_reference_array* refs : {&segments, &scan}) {
-        SCOPED_TRACE(std::string(text) + (refs == &scan ? " scan" : " segments"));
+    for (const er::compact_reference_array* refs : {&arrays.segments, &arrays.scan}) {
+        SCOPED_TRACE(std::string(text) + (refs == &arrays.scan ? " scan" : " segments"));
         const er::standard model = er::parse_standard(text);
-        std::vector<float> results(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            const int steps = i == 2 * 4096 + 7 ? 64 : static_cast<int>(rng() % 7) - 3;
-            float r = refs->nearest<float>(i);
-            const er::reference element = refs->element(i, model);
-            for (int k = 0; k < std::abs(steps); ++k) {
-                const float next = std::nextafter(r, steps > 0 ? INFINITY : -INFINITY);
-                if (!er::covers(next, element, model).covered) break;
-                r = next;
-            }
-            results[i] = r;
-        }
+        const std::vector<float> results = covered_moves(*refs, model, 2 * 4096 + 7, rng);
         judged off;
         for (int width : every_width) {
             const block_lanes_scope scope(width);
