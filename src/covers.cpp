@@ -1481,8 +1481,8 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
 // The producer encloses each element's s and W (T) exactly as its reference would (RD and RU of the exact values) and
 // gives the fields its flat bound depends on, a block at a time in its own storage order; the filter then decides the
 // element as it decides that reference (array_filter, decide_by_filter). Elements the producer cannot enclose
-// (Inf/NaN operands, bits below the last slice) are built as references and take decide_array's way; undecided
-// elements take the exact path. Decisions land at the elements' indices, so the order does not change any answer.
+// (a product's Inf/NaN operands, too many far products, per-element products) are built as references and take
+// decide_array's way; undecided elements take the exact path. Decisions land at the elements' indices, so the order does not change any answer.
 class source_decider {
 public:
     static constexpr std::size_t block = 4096;  // a block's facts (64 bytes each) and decisions stay in the caches
