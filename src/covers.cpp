@@ -721,6 +721,16 @@ public:
         fill_bounds(e.s_lo, e.s_hi, e.w_lo, e.w_hi, std::numeric_limits<double>::infinity(), out);
     }
 
+    // The flat part of B (factor·W + extra) for key_ref's key, set up as facts() would; false without a finite
+    // factor.
+    bool flat_of(const reference& key_ref, detail::nonnegative_interval& factor, detail::nonnegative_interval& extra) {
+        const filter_key key = key_of(key_ref);
+        if (!have_key_ || !(key == key_)) set_key(key_ref, key);
+        factor = factor_;
+        extra = extra_;
+        return has_factor_;
+    }
+
     // A lower bound of the overflow threshold the directed rule compares with (prepare()).
     double threshold_lo() const noexcept { return threshold_lo_; }
 
@@ -1606,8 +1616,8 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
 // The producer encloses each element's s and W (T) exactly as its reference would (RD and RU of the exact values) and
 // gives the fields its flat bound depends on, a block at a time in its own storage order; the filter then decides the
 // element as it decides that reference (array_filter, decide_by_filter). Elements the producer cannot enclose
-// (Inf/NaN operands, bits below the last slice) are built as references and take decide_array's way; undecided
-// elements take the exact path. Decisions land at the elements' indices, so the order does not change any answer.
+// (a product's Inf/NaN operands, too many far products, per-element products) are built as references and take
+// decide_array's way; undecided elements take the exact path. Decisions land at the elements' indices, so the order does not change any answer.
 class source_decider {
 public:
     static constexpr std::size_t block = 4096;  // a block's facts (64 bytes each) and decisions stay in the caches
@@ -1615,6 +1625,8 @@ public:
     source_decider(const detail::element_source& source, const standard& model, const format_info& result)
         : source_(source), model_(model), result_(result), filter_(model, result), facts_(block), index_(block) {
         key_ref_.count = std::numeric_limits<std::uint64_t>::max();  // no key yet
+        flat_only_ = model.decides == rule::bound && !model.is_mixed() && !model.directed && !model.structured &&
+                     !model.ftz;
     }
 
     void materialize(std::size_t i, reference& out) const { source_.materialize(i, out); }
@@ -1644,7 +1656,36 @@ public:
             const detail::element_facts& e = facts_[k];
             bool built = false;
             if (e.usable) {
-                set_key(e);
+                if (set_key(e) || !have_flat_) {
+                    have_flat_ = true;
+                    flat_ok_ = flat_only_ && filter_.flat_of(key_ref_, flat_factor_, flat_extra_);
+                }
+                // The flat bounds (no mixed, directed, structured or ftz: standard): fill_bounds' and
+                // decide_by_filter's operations on the same numbers, without their general cases.
+                if (flat_ok_ && finite && bits != sign_bit && std::isfinite(e.s_lo) && std::isfinite(e.s_hi) &&
+                    std::isfinite(e.w_hi) && e.w_lo >= 0) {
+                    const detail::nonnegative_interval b =
+                        flat_factor_ * detail::nonnegative_interval{e.w_lo, e.w_hi} + flat_extra_;
+                    if (std::isfinite(b.hi)) {
+                        const detail::filter_bounds fb = detail::make_filter_bounds(e.s_lo, e.s_hi, b, false);
+                        const double r = result_value(values[k]);
+                        if (!ratios) {
+                            const detail::filter_verdict v = detail::filter_decision(r, fb);
+                            if (v != detail::filter_verdict::undecided) {
+                                out.covered[k] = v == detail::filter_verdict::covered;
+                                continue;
+                            }
+                        } else {
+                            const detail::filter_outcome o = detail::filter_element(r, fb);
+                            if (o.verdict != detail::filter_verdict::undecided) {
+                                out.covered[k] = o.verdict == detail::filter_verdict::covered;
+                                out.ratio_lo[k] = o.ratio_lo;
+                                out.ratio_hi[k] = o.ratio_hi;
+                                continue;
+                            }
+                        }
+                    }
+                }
                 filter_.facts(key_ref_, e, judged);
             } else {
                 materialize(index_[k], scratch_);
@@ -1661,18 +1702,19 @@ public:
     }
 
 private:
-    // The key fields into key_ref_ (what compute_flat and prepare()'s checks read).
-    void set_key(const detail::element_facts& e) {
+    // The key fields into key_ref_ (what compute_flat and prepare()'s checks read); true when they changed.
+    bool set_key(const detail::element_facts& e) {
         if (e.count == key_ref_.count && e.term_format == key_ref_.term_format && e.is_dot == key_ref_.is_dot &&
             e.has_initial == key_ref_.has_initial && e.product_may_underflow == key_ref_.product_may_underflow &&
             e.min_product_exponent == key_ref_.min_product_exponent)
-            return;
+            return false;
         key_ref_.count = e.count;
         key_ref_.term_format = e.term_format;
         key_ref_.is_dot = e.is_dot;
         key_ref_.has_initial = e.has_initial;
         key_ref_.product_may_underflow = e.product_may_underflow;
         key_ref_.min_product_exponent = e.min_product_exponent;
+        return true;
     }
 
     const detail::element_source& source_;
@@ -1683,6 +1725,9 @@ private:
     reference scratch_;
     std::vector<detail::element_facts> facts_;
     std::vector<std::size_t> index_;
+    bool flat_only_ = false;               // the standard's bound is the flat factor·W + extra alone
+    bool have_flat_ = false, flat_ok_ = false;  // the flat part of key_ref_'s key is below (flat_ok_: finite)
+    detail::nonnegative_interval flat_factor_, flat_extra_;
 };
 
 // Every element's decision, block by block in the producer's order: load(index, values) writes the results of the
