@@ -254,9 +254,9 @@ class ReferenceList:
         Internal (pickling): the exact state of each indexed reference, every field.
         """
 
-def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool], float | None, Sequence[tuple[str, Sequence[float], int]]]]) -> ReferenceList:
+def references_from_states(term_dtype: str, is_dot: bool, states: Sequence[tuple[int, str, bool, bool, int, bool, tuple[bool, bytes, int, int, int, int, bool, bool, bool], tuple[bool, bytes, int, int, int, int, bool, bool, bool], float | None, Sequence[tuple[str, Sequence[float], int]]]], compact: bool = False) -> ReferenceList:
     """
-    Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not read back the same.
+    Internal (unpickling): rebuilds references from export_states(); ValueError for a state that does not read back the same. compact: into a compact_reference_array (48 bytes per element), as the pickled list was, where every state fits one (sums without structured bounds).
     """
 
 def sum(x: Annotated[NDArray, dict(writable=False)], as_dtype: str | None, reduce: int, structures: Sequence[Standard], threads: int, compact: bool = True) -> ReferenceList:
