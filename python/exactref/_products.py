@@ -147,8 +147,8 @@ def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple, threads:
         ba, bb = x.shape[:-2], y.shape[:-2]
         k = next(k for k in range(1, min(len(ba), len(bb)) + 1) if 1 != ba[-k] != bb[-k] != 1)
         raise ValueError(f"{op}: the batch axes {ba} of {na_} (shape {shape_a}) and {bb} of {nb_} (shape "
-                         f"{shape_b}) do not broadcast: batch axis {-k} has length {ba[-k]} in {na_} and {bb[-k]} "
-                         f"in {nb_} (each must be equal or 1)") from None
+                         f"{shape_b}) do not broadcast: axis {-k - 2} (counted from the end of each) has length "
+                         f"{ba[-k]} in {na_} and {bb[-k]} in {nb_} (batch axes must be equal or 1)") from None
     m, n = x.shape[-2], y.shape[-1]
     full = batch + (m, n)
     x = np.broadcast_to(x, batch + x.shape[-2:])

@@ -209,10 +209,10 @@ def test_shape_and_dtype_errors_say_what_was_expected():
     with pytest.raises(ValueError, match="at least one dimension"):
         er.matmul(np.float32(2), x)
     with pytest.raises(ValueError, match=r"^matmul: the batch axes \(2,\) of a \(shape \(2, 3, 4\)\) and \(5,\) of b "
-                                         r"\(shape \(5, 4, 2\)\) do not broadcast: batch axis -1 has length 2 in a "
-                                         r"and 5 in b \(each must be equal or 1\)$"):
+                                         r"\(shape \(5, 4, 2\)\) do not broadcast: axis -3 \(counted from the end of "
+                                         r"each\) has length 2 in a and 5 in b \(batch axes must be equal or 1\)$"):
         er.matmul(np.ones((2, 3, 4)), np.ones((5, 4, 2)))
-    with pytest.raises(ValueError, match=r"batch axis -2 has length 3 in a and 4 in b"):  # the first that clashes
+    with pytest.raises(ValueError, match=r"axis -4 \(counted from the end of each\) has length 3 in a and 4 in b"):
         er.matmul(np.ones((3, 1, 2, 2)), np.ones((7, 4, 5, 2, 2)))
     with pytest.raises(ValueError, match="use er.matmul"):
         er.dot(np.ones((2, 2, 2)), np.ones(2))
