@@ -101,16 +101,18 @@ EXACTREF_LANES_INLINE VI lanes_mask(M m) {
 template <int W>
 EXACTREF_LANES_INLINE typename filter_lanes<W>::vd lanes_next_up(typename filter_lanes<W>::vd x) {
     using L = filter_lanes<W>;
-    constexpr std::int64_t inf_bits = 0x7ff0000000000000;  // x != inf exactly when the encodings differ
-    const typename L::vi bits = (typename L::vi)x;
-    const typename L::vi step = lanes_mask<typename L::vi>(bits != inf_bits) & 1;  // comparisons give -1 (true) or 0
+    constexpr std::uint64_t inf_bits = 0x7ff0000000000000;  // x != inf exactly when the encodings differ
+    // Unsigned lanes: a discarded lane may hold any encoding (all ones, say), and unsigned arithmetic wraps there
+    // instead of overflowing a signed integer (undefined; UBSan reports it).
+    const typename L::vu bits = (typename L::vu)x;
+    const typename L::vu step = (typename L::vu)lanes_mask<typename L::vi>(bits != inf_bits) & 1u;  // -1 or 0
     return lanes_opaque((typename L::vd)(bits + step));
 }
 template <int W>
 EXACTREF_LANES_INLINE typename filter_lanes<W>::vd lanes_next_down(typename filter_lanes<W>::vd x) {
     using L = filter_lanes<W>;
-    const typename L::vi positive = lanes_mask<typename L::vi>(x > 0);
-    return lanes_opaque((typename L::vd)(((typename L::vi)x - 1) & positive));  // 0 (+0.0) when !(x > 0)
+    const typename L::vu positive = (typename L::vu)lanes_mask<typename L::vi>(x > 0);
+    return lanes_opaque((typename L::vd)(((typename L::vu)x - 1u) & positive));  // 0 (+0.0) when !(x > 0)
 }
 // std::max(a, b) as a < b ? b : a.
 template <class VI, class V>
