@@ -178,7 +178,9 @@ namespace {
 // The whole of Step S5 (either method), into a freshly constructed reference.
 void build_element(const product_reference::state& st, std::size_t i, std::size_t j, reference& out) {
     const format_info& f = *st.f;
-    if (st.plan.method == matmul_method::per_element) {
+    // Per element, and Step S6's products (their T is not summed exactly: the dot path gives s and T at once, in
+    // O(K) as the exact T alone would).
+    if (st.plan.method == matmul_method::per_element || st.t_enclosed) {
         detail::dot_accumulator acc(f);
         const std::size_t column = st.batch > 1 ? (i / st.item_rows) * st.n + j : j;  // bt's row (batches stack)
         acc.add_wide(st.a.data() + i * st.k, st.bt.data() + column * st.k, st.k);
@@ -392,7 +394,10 @@ std::string matmul_plan::describe() const {
     if (method != matmul_method::sliced) return "per element: one superaccumulator dot product per element";
     return std::string("sliced on ") + engine_name(engine) + ": " + std::to_string(slices_a) + " x " + std::to_string(slices_b) + " slices of " +
            std::to_string(slice_bits) + " bits" + (paired ? ", paired" : "") + " (" + std::to_string(slice_gemms) +
-           " slice GEMMs for s, " + std::to_string(slice_gemms) + " for T), " + std::to_string(far_a) + " + " +
+           " slice GEMMs for s, " +
+           (t_enclosed ? std::string("1 binary64 GEMM of |A|·|B| enclosing T")
+                       : std::to_string(slice_gemms) + " for T") +
+           "), " + std::to_string(far_a) + " + " +
            std::to_string(far_b) + " far entries, " + std::to_string(special_a) + " + " + std::to_string(special_b) +
            " Inf/NaN entries";
 }
@@ -498,6 +503,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     bool best_paired = false;
     gemm_engine best_engine = gemm_engine::binary64;
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
+    const bool t_estimate = detail::t_from_estimate(f);  // Step S6 (both engines)
     for (const gemm_engine engine : candidate_engines(options.engine)) {
         const bool int8 = engine != gemm_engine::binary64;
         // The measured price per multiply-add: OpenBLAS's DGEMM, or the int8 micro-kernel (7-bit slices, unpaired).
@@ -512,8 +518,13 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
                 for (int sb = 1; sb <= cap; ++sb) {
                     if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
                     const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
-                    const double cost = sliced_fixed_ns + 2 * gemms * (mnk * fma_ns + gemm_call_ns) +
-                                        2 * gemms * static_cast<double>(m * n) * level_ns +
+                    // T: as many slice GEMMs again, or Step S6's one binary64 GEMM of |A|·|B| (OpenBLAS's price).
+                    const double t_cost = t_estimate ? mnk * detail::blas_fma_ns() + gemm_call_ns +
+                                                           static_cast<double>(m * n) * level_ns
+                                                     : gemms * (mnk * fma_ns + gemm_call_ns) +
+                                                           gemms * static_cast<double>(m * n) * level_ns;
+                    const double cost = sliced_fixed_ns + gemms * (mnk * fma_ns + gemm_call_ns) +
+                                        gemms * static_cast<double>(m * n) * level_ns + t_cost +
                                         (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
                                          static_cast<double>(far_count(hist_b, w, sb)) * static_cast<double>(m)) *
                                             far_product_ns;
@@ -550,9 +561,12 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->far_b = far_entries(spans_b, n, k, w, best_b);
     st->plan.far_a = st->far_a.total();
     st->plan.far_b = st->far_b.total();
-    // Steps S3, S4
+    st->t_enclosed = t_estimate;
+    st->plan.t_enclosed = t_estimate;
+    // Steps S3, S4 (s, and T's levels without Step S6), then Step S6
     if (int8) detail::build_int8_levels(*st, best_engine, threads);
     else detail::build_sliced_levels(*st, threads);
+    if (st->t_enclosed) detail::build_t_estimate(*st, threads);
     return product_reference(std::move(st));
 }
 

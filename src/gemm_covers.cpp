@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <cmath>    // std::ldexp
 #include <cstring>  // std::memcpy: results read from raw storage
 #include <stdexcept>
 #include <string>
@@ -22,8 +23,10 @@
 #include "exactref/accumulator.h"  // detail::encode
 #include "exactref/covers.h"
 #include "exactref/detail/covers_filter.h"
+#include "exactref/detail/fp_environment.h"
 #include "exactref/detail/uint128.h"
 #include "exactref/gemm.h"
+#include "covers_filter.h"  // next_up, next_down (Step S6: W = T + |C0| rounded outward)
 #include "gemm_state.h"
 
 namespace exactref {
@@ -241,7 +244,10 @@ private:
         }
         const std::size_t at = (j * st_.m + i) * static_cast<std::size_t>(levels);
         const std::int64_t* s = st_.s_levels.data() + at;
-        const std::int64_t* t = st_.t_levels.data() + at;
+        const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + at;
+        // Step S6 (narrow terms): T enclosed from t_hat, |C0| added with outward rounding below.
+        double t_lo = 0, t_hi = 0;
+        if (st_.t_enclosed && !detail::t_enclosure(st_, i, j, t_lo, t_hi)) return;
         const int offset = low - base;
         const bool with_c = st_.has_c && c.significand != 0;
         exact_window::leading vs, vt;
@@ -252,7 +258,7 @@ private:
             for (int lv = 0; lv < levels; ++lv) {
                 const int shift = offset + (levels - 1 - lv) * st_.w;
                 sum += static_cast<detail::int128>(s[lv]) << shift;
-                abs_sum += static_cast<detail::int128>(t[lv]) << shift;
+                if (t != nullptr) abs_sum += static_cast<detail::int128>(t[lv]) << shift;
             }
             if (with_c) {
                 const auto part = static_cast<detail::int128>(c.significand) << (c.exponent - base);
@@ -270,7 +276,7 @@ private:
             for (int lv = 0; lv < levels; ++lv) {
                 const int shift = offset + (levels - 1 - lv) * st_.w;
                 ws.add(s[lv], shift);
-                wt.add(t[lv], shift);
+                if (t != nullptr) wt.add(t[lv], shift);
             }
             if (with_c) {
                 ws.add_unsigned(c.significand, c.negative, c.exponent - base);
@@ -294,7 +300,14 @@ private:
             e.ru_bits = detail::encode(*rounded, vs.negative, vs.m, vs.e, vs.sticky, rounding::upward);
         } else {
             enclose_binary64(vs, e.s_lo, e.s_hi);
-            enclose_binary64(vt, e.w_lo, e.w_hi);
+            if (t == nullptr) {
+                // W = T + |C0(i, j)| (|C0| exact in binary64: p <= 24), one RN per end widened outward (Step F1).
+                const double c_abs = with_c ? std::ldexp(static_cast<double>(c.significand), c.exponent) : 0.0;
+                e.w_lo = with_c ? detail::next_down(t_lo + c_abs) : t_lo;
+                e.w_hi = with_c ? detail::next_up(t_hi + c_abs) : t_hi;
+            } else {
+                enclose_binary64(vt, e.w_lo, e.w_hi);
+            }
         }
         e.is_dot = true;
         e.has_initial = st_.has_c;
@@ -347,6 +360,7 @@ void product_element_facts(const product_reference& product, std::span<element_f
                                     std::to_string(source.size()) + " elements");
     std::vector<element_facts> facts(out.size());
     std::vector<std::size_t> index(out.size());
+    const default_fp_environment environment;  // Step S6's enclosure rounds to nearest, as covers() holds it
     source.facts(0, facts, index, rounded);
     for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = facts[k];
 }

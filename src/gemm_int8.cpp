@@ -291,9 +291,9 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
     const std::size_t m = st.m, n = st.n;
     const auto stride = static_cast<std::size_t>(st.levels);
     st.s_levels.assign(m * n * stride, 0);
-    st.t_levels.assign(m * n * stride, 0);
+    st.t_levels.assign(st.t_enclosed ? 0 : m * n * stride, 0);  // Step S6 encloses T instead (build_t_estimate)
     packed pk;
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < (st.t_enclosed ? 1 : 2); ++pass) {
         const bool absolute = pass == 1;
         if (!absolute) {
             pack(st, threads, pk);

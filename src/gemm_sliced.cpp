@@ -14,11 +14,15 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cmath>  // std::ldexp
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "covers_filter.h"  // next_up, next_down (Step S6's outward rounding)
 #include "gemm_state.h"
 
 namespace exactref::detail {
@@ -163,13 +167,13 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
     const std::vector<slice_gemm> gemms = slice_gemms(sa, sb, st.karatsuba);
     const auto stride = static_cast<std::size_t>(levels);
     st.s_levels.assign(m * n * stride, 0);
-    st.t_levels.assign(m * n * stride, 0);
+    st.t_levels.assign(st.t_enclosed ? 0 : m * n * stride, 0);  // Step S6 encloses T instead
     const std::size_t block = column_block(n, threads, m);
     const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (n + block - 1) / block);
     st.plan.peak_bytes = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
                          sizeof(double) * (left.size() * m * k + right.size() * k * n + workers * m * block) +
                          sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < (st.t_enclosed ? 1 : 2); ++pass) {
         if (pass == 1) {
             for (Eigen::MatrixXd& x : left) x = x.cwiseAbs();
             for (Eigen::MatrixXd& x : right) x = x.cwiseAbs();
@@ -195,6 +199,63 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
             }
         });
     }
+}
+
+namespace {
+
+// |x| as binary64 bits (exact: p <= 24) for a finite entry of format f; 0 for Inf/NaN (their elements never use T's
+// enclosure: rows and columns with Inf/NaN entries are built as references).
+std::uint64_t magnitude_bits(const format_info& f, std::uint64_t bits) noexcept {
+    const entry_parts e = split_entry(f, bits);
+    if (e.special || e.significand == 0) return 0;
+    // significand·2^exponent with significand < 2^24: normal in binary64 (exponent >= -149 - 23 > -1022 + 52).
+    const int width = std::bit_width(e.significand);
+    const std::uint64_t fraction = (e.significand << (53 - width)) & ((std::uint64_t{1} << 52) - 1);
+    return (static_cast<std::uint64_t>(e.exponent + width - 1 + 1023) << 52) | fraction;
+}
+
+}  // namespace
+
+void build_t_estimate(product_reference::state& st, unsigned threads) {
+    const std::size_t m = st.m, n = st.n, k = st.k;
+    // |A| column-major m x k and |B| column-major k x n (bt's rows are B's columns: the same layout).
+    std::vector<double> abs_a(m * k), abs_b(k * n);
+    parallel_for(m, threads, 64, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i)
+            for (std::size_t l = 0; l < k; ++l)
+                abs_a[l * m + i] = std::bit_cast<double>(magnitude_bits(*st.f, st.a[i * k + l]));
+    });
+    parallel_for(n * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
+        for (std::size_t e = e0; e < e1; ++e) abs_b[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.bt[e]));
+    });
+    st.t_hat.assign(m * n, 0.0);
+    const blas_single_thread one_blas_thread;
+    const std::size_t block = column_block(n, threads, m);
+    parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
+        gemm(m, j1 - j0, k, abs_a.data(), abs_b.data() + j0 * k, st.t_hat.data() + j0 * m);
+    });
+    const std::size_t peak = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
+                             sizeof(double) * (abs_a.size() + abs_b.size() + st.t_hat.size()) +
+                             sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
+    st.plan.peak_bytes = std::max(st.plan.peak_bytes, peak);
+}
+
+bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t j, double& lo, double& hi) noexcept {
+    // ozaki.md, Step S6: every |a|·|b| is exact in binary64 and >= 2^-298, so only the K - 1 additions round, each by
+    // a factor 1 + δ with |δ| < 2^-52 in any rounding mode, and no partial sum underflows or overflows (< 2^289):
+    // |t_hat - T| <= γ·T, γ = γ_{K-1} = g/(1 - g), g = (K - 1)·2^-52 (Higham, ASNA 2nd ed., §3.1, (3.5)). Then
+    // 1 + γ = 1/(1 - g) and 1 - γ = (1 - 2g)/(1 - g): T in [t_hat·(1 - g), t_hat·(1 - g)/(1 - 2g)].
+    const double t = st.t_hat[j * st.m + i];
+    if (!(t >= 0 && t < std::numeric_limits<double>::infinity())) return false;
+    if (t == 0) {  // a sum of non-negative terms is 0 only when every term is
+        lo = hi = 0;
+        return true;
+    }
+    const double g = std::ldexp(static_cast<double>(st.k - 1), -52);  // exact: K - 1 < 2^32
+    const double below = 1 - g, above = next_up((1 - g) / (1 - 2 * g));  // 1 - g and 1 - 2g exact (g < 2^-20)
+    lo = next_down(t * below);
+    hi = next_up(t * above);
+    return true;
 }
 
 }  // namespace exactref::detail

@@ -69,8 +69,13 @@ struct product_reference::state {
     std::vector<int> row_top;        // E_i: |A(i, l)| < 2^E_i for every finite l
     std::vector<int> col_top;        // F_j: |B(l, j)| < 2^F_j
     // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
-    // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q|.
+    // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q| (binary64 terms only: see t_enclosed).
     std::vector<std::int64_t> s_levels, t_levels;
+    // Step S6 (ozaki.md), terms of at most 24 significand bits (binary32, binary16, bfloat16): T is not summed
+    // exactly. t_hat(i, j) at j·m + i is one binary64 GEMM's |A|·|B| (Inf/NaN entries as 0), which encloses T
+    // (t_enclosure); element(i, j) computes its exact T from a and bt on demand (the per-element dot path).
+    bool t_enclosed = false;
+    std::vector<double> t_hat;
     // Entries with bits below the last slice ("far"): per row of A the columns l, per column of B the rows l.
     detail::index_lists far_a, far_b;
 };
@@ -93,6 +98,16 @@ constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
 }
 /// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with the BLAS GEMM.
 void build_sliced_levels(product_reference::state& st, unsigned threads);
+/// Whether products of format f take Step S6 (T enclosed from one binary64 GEMM) instead of T levels: every |a|·|b|
+/// is then exact in binary64 (p <= 24: at most 48 significand bits, exponents in [-298, 256]).
+constexpr bool t_from_estimate(const format_info& f) noexcept { return f.precision <= 24; }
+/// Step S6: t_hat = |A|·|B| by one binary64 GEMM (OpenBLAS, column blocks on `threads` workers), Inf/NaN entries as 0;
+/// raises st.plan.peak_bytes to the step's own peak when that is higher. Needs st.t_enclosed.
+void build_t_estimate(product_reference::state& st, unsigned threads);
+/// Step S6's enclosure of T(i, j) = Σ_l |A(i, l)·B(l, j)| (finite products; C0 not included): 0 <= lo <= T <= hi,
+/// from t_hat(i, j) and |t_hat - T| <= γ_{K-1}·T with unit 2^-52 (any order, rounding mode, FMA). False when t_hat
+/// is not finite (never for p <= 24 data, kept as a guard). Needs the default floating-point environment (RN).
+bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t j, double& lo, double& hi) noexcept;
 /// Measured ns per multiply-add of the slice GEMM engine on one thread (once per process): the planner's price.
 double blas_fma_ns() noexcept;
 /// The int8 engine (gemm_int8.cpp): whether this CPU and OS run `engine` (int8_plain always; int8_vnni with

@@ -126,7 +126,8 @@ void expect_same_verdicts(const std::vector<T>& results, const product_reference
 }
 
 // Steps P1-P2: every element the product encloses has exactly its reference's facts — RD and RU of s and T in
-// binary64 (superaccumulator::enclosure), s rounded to the result format in three modes, n, the dot fields.
+// binary64 (superaccumulator::enclosure), s rounded to the result format in three modes, n, the dot fields; with
+// Step S6 (narrow terms) T's enclosure holds RD(T) and RU(T) and is at most (2K + 6)·2^-52·T wider.
 // Returns how many elements were enclosed (the rest are built as references).
 std::size_t expect_facts_of_references(const product_reference& p, const format_info& result) {
     const std::size_t size = p.rows() * p.cols();
@@ -143,8 +144,17 @@ std::size_t expect_facts_of_references(const product_reference& p, const format_
             const superaccumulator::binary64_enclosure s = ref.sum.enclosure(), t = ref.abs_sum.enclosure();
             EXPECT_EQ(std::bit_cast<std::uint64_t>(x.s_lo), std::bit_cast<std::uint64_t>(s.lo));
             EXPECT_EQ(std::bit_cast<std::uint64_t>(x.s_hi), std::bit_cast<std::uint64_t>(s.hi));
-            EXPECT_EQ(std::bit_cast<std::uint64_t>(x.w_lo), std::bit_cast<std::uint64_t>(t.lo));
-            EXPECT_EQ(std::bit_cast<std::uint64_t>(x.w_hi), std::bit_cast<std::uint64_t>(t.hi));
+            if (p.plan().t_enclosed) {
+                // Step S6: an enclosure of the exact T (+ |C0|), RD(T) and RU(T) inside it, as tight as
+                // γ_{K-1} (unit 2^-52) allows: width <= (2(K - 1) + 8)·2^-52·T.
+                EXPECT_LE(x.w_lo, t.lo);
+                EXPECT_GE(x.w_hi, t.hi);
+                EXPECT_GE(x.w_lo, 0.0);
+                EXPECT_LE(x.w_hi - x.w_lo, std::ldexp(2.0 * static_cast<double>(p.inner()) + 8, -52) * t.hi);
+            } else {
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(x.w_lo), std::bit_cast<std::uint64_t>(t.lo));
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(x.w_hi), std::bit_cast<std::uint64_t>(t.hi));
+            }
             EXPECT_EQ(x.count, ref.count);
             EXPECT_EQ(x.is_dot, ref.is_dot);
             EXPECT_EQ(x.has_initial, ref.has_initial);

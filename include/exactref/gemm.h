@@ -101,7 +101,10 @@ struct matmul_plan {
     int slices_b = 0;          // s_B: slices per column of B
     bool paired = false;       // slices paired (Karatsuba): matmul_options::pair_slices
     gemm_engine engine = gemm_engine::automatic;  // sliced: the engine that ran (binary64, int8_vnni, int8_plain)
-    int slice_gemms = 0;       // slice GEMMs of m x K x n for s (as many again for T)
+    int slice_gemms = 0;       // slice GEMMs of m x K x n for s (as many again for T unless t_enclosed)
+    /// T enclosed by one binary64 GEMM of |A|·|B| (terms of binary32, binary16, bfloat16; docs/algorithms/ozaki.md,
+    /// Step S6) instead of summed exactly in slice GEMMs; element(i, j) then computes its exact T on demand.
+    bool t_enclosed = false;
     std::size_t far_a = 0;     // entries of A with bits below the last slice (added exactly per element)
     std::size_t far_b = 0;     // entries of B with bits below the last slice
     std::size_t special_a = 0; // Inf/NaN entries of A
@@ -109,7 +112,9 @@ struct matmul_plan {
     /// Bytes the build held at its peak (sliced): the 64-bit copies of A, B and C0, the slice operands, the level sums
     /// of s and T and the GEMM output blocks. The finished product_reference keeps the copies and the level sums.
     std::size_t peak_bytes = 0;
-    std::string describe() const;  // "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 3 for T), ..."
+    /// e.g. "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 1 binary64 GEMM of |A|·|B|
+    /// enclosing T), ..." (binary32 N(0, 1) data; binary64 terms: "(3 slice GEMMs for s, 3 for T)").
+    std::string describe() const;
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
