@@ -186,6 +186,10 @@ std::vector<T> from_bits_vector(const std::vector<std::uint64_t>& v) {
 // own path ran: wide random data has far entries in most rows and columns, specials Inf/NaN.
 std::size_t enclosed_elements = 0;
 
+template <floating_format T, floating_format R>
+void check_product(const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>* c, std::size_t m,
+                   std::size_t k, std::size_t n, const matmul_options& options, std::mt19937_64& rng);
+
 // A random product of format T with results of format R judged under every standard above (and mixed for narrow T).
 template <floating_format T, floating_format R>
 void check_random_product(std::size_t m, std::size_t k, std::size_t n, orc::term_mix mix, bool with_c,
@@ -198,9 +202,16 @@ void check_random_product(std::size_t m, std::size_t k, std::size_t n, orc::term
     const std::vector<T> a = from_bits_vector<T>(orc::random_terms(f, m * k, mix, rng));
     const std::vector<T> b = from_bits_vector<T>(orc::random_terms(f, k * n, mix, rng));
     const std::vector<T> c = from_bits_vector<T>(orc::random_terms(f, m * n, mix, rng));
+    check_product<T, R>(a, b, with_c ? &c : nullptr, m, k, n, options, rng);
+}
+
+// The same checks for given operands (c: C0, or nullptr).
+template <floating_format T, floating_format R>
+void check_product(const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>* c, std::size_t m,
+                   std::size_t k, std::size_t n, const matmul_options& options, std::mt19937_64& rng) {
     const product_reference p =
-        with_c ? exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), row_major<T>(c, m, n), options)
-               : exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), options);
+        c != nullptr ? exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), row_major<T>(*c, m, n), options)
+                     : exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), options);
     const reference_array refs = p.to_array(1);
     enclosed_elements += expect_facts_of_references(p, format_traits<R>::info);
     std::vector<std::string> names(std::begin(standards_for_products), std::end(standards_for_products));
@@ -242,6 +253,120 @@ TEST_P(GemmCoversEngine, OneTermFarEntriesAndBlockBoundaries) {
     check_random_product<double, double>(6, 20, 7, orc::term_mix::full_range, false, sliced_options(1), ++seed);
     check_random_product<float, float>(6, 20, 7, orc::term_mix::clustered, true, sliced_options(2), ++seed);
     check_random_product<float, float>(70, 3, 61, orc::term_mix::cancelling, false, sliced_options(), ++seed);
+}
+
+// Step S6 (ozaki.md): T of narrow terms is only enclosed, [T_lo, T_hi] about 2(K - 1)·2^-52 relative wide. Results
+// planted on the bound B = n·u·T and 1, 2 ulps either side, in binary64, for large K: verdicts must be those of the
+// reference path and of each element's exact decision, and both sides of the bound must occur. Data without
+// cancellation (s = T: B is as large relative to s as it gets, yet a binary64 ulp of s ± B is far coarser than B's
+// enclosure) and data cancelling to s = 2^-48 (pairs a·b - a·b, one tiny pair off by a quarter: r ≈ ±B, whose ulps
+// are finer than B's enclosure, so the filter cannot decide the planted results and the exact path must, with the
+// exact T).
+template <floating_format T>
+void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, bool cancelling, std::uint64_t seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", K = " + std::to_string(k) + ", " +
+                 std::string(format_traits<T>::info.name) + (cancelling ? ", cancelling" : ""));
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> magnitude(0.25, 2.0);
+    std::vector<T> a(m * k), b(k * n);
+    for (T& x : a) x = static_cast<T>(magnitude(rng));
+    for (T& x : b) x = static_cast<T>(magnitude(rng));
+    if (cancelling) {
+        // K even: a(i, 2q + 1) = a(i, 2q), b(2q + 1, j) = -b(2q, j), except the first pair: a = 2^-24 (a float16
+        // subnormal), b(0, j) = 2^-22, b(1, j) = -3·2^-24, so s = 2^-48, far below B ≈ K²·2^-53.
+        for (std::size_t i = 0; i < m; ++i) {
+            a[i * k] = static_cast<T>(0x1p-24f);
+            for (std::size_t l = 0; l + 1 < k; l += 2) a[i * k + l + 1] = a[i * k + l];
+        }
+        for (std::size_t j = 0; j < n; ++j) b[j] = static_cast<T>(0x1p-22f);
+        for (std::size_t l = 0; l + 1 < k; l += 2)
+            for (std::size_t j = 0; j < n; ++j)
+                b[(l + 1) * n + j] = static_cast<T>(-static_cast<float>(b[l * n + j]) * (l == 0 ? 0.75f : 1.0f));
+    }
+    const product_reference p = exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), sliced_options());
+    ASSERT_TRUE(p.plan().t_enclosed);
+    const reference_array refs = p.to_array(1);
+    EXPECT_EQ(expect_facts_of_references(p, binary64_info), m * n);  // every element enclosed (no far, no Inf/NaN)
+    for (const char* name : {"any_order", "any_order+fma", "directed:any_order", "split_k:3"}) {
+        const standard model = parse_standard(name);
+        std::size_t covered = 0, violated = 0;
+        const std::uint64_t before = detail::covers_exact_path_count();
+        for (const int side : {1, -1})
+            for (int offset = -2; offset <= 2; ++offset) {
+                std::vector<double> results(m * n);
+                for (std::size_t e = 0; e < m * n; ++e) {
+                    const double s = refs.elements[e].sum.enclosure().lo;  // exact: s is a double here (K products)
+                    const double bound = exactref::bound(refs.elements[e], model, binary64_info);
+                    const std::uint64_t edge = bits_of(binary64_info, side > 0 ? s + bound : s - bound);
+                    results[e] = std::bit_cast<double>(step(binary64_info, edge, offset));
+                }
+                expect_same_verdicts(results, p, refs, model);
+                const array_verdict v = covers(std::span<const double>(results), p, model);
+                covered += v.size - v.violations;
+                violated += v.violations;
+                if (::testing::Test::HasFailure()) return;
+            }
+        EXPECT_GT(covered, 0u) << name;
+        EXPECT_GT(violated, 0u) << name;
+        // Cancelling: the planted results within the enclosure's width of the bound (offsets -1 .. 1 at least).
+        if (cancelling) EXPECT_GE(detail::covers_exact_path_count() - before, 2 * 3 * m * n) << name;
+    }
+}
+
+TEST_P(GemmCoversEngine, EnclosedTOnTheBoundEdges) {
+    for (const bool cancelling : {false, true}) {
+        check_enclosed_t_on_the_bound<float>(3, 5000, 4, cancelling, 4001);
+        check_enclosed_t_on_the_bound<float16>(2, 3000, 3, cancelling, 4002);
+        check_enclosed_t_on_the_bound<bfloat16>(3, 4098, 2, cancelling, 4003);
+    }
+}
+
+// Step S6 at the ends of the narrow formats: rows of subnormals (products down to 2^-298), rows near the largest
+// finite value (|A|·|B| up to 2^254: s overflows the format, T does not overflow binary64), zero rows, rows and columns
+// with Inf/NaN, signed zeros, with and without C0; every standard, results of the term format and of binary64.
+template <floating_format T>
+std::vector<T> extreme_rows(std::size_t rows, std::size_t k, std::mt19937_64& rng) {
+    const format_info& f = format_traits<T>::info;
+    const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
+    const std::uint64_t inf = std::uint64_t{f.special_exponent_field()} << (f.precision - 1);
+    const std::uint64_t max_finite = inf - 1, smallest_normal = std::uint64_t{1} << (f.precision - 1);
+    std::vector<std::uint64_t> bits(rows * k);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t l = 0; l < k; ++l) {
+            std::uint64_t x = 0;
+            switch (r % 6) {
+                case 0: x = rng() % smallest_normal; break;                   // subnormal or zero
+                case 1: x = max_finite - rng() % (smallest_normal / 2); break;  // near the largest finite
+                case 2: x = 0; break;                                          // a zero row
+                case 3: x = rng() % 8 == 0 ? inf | (rng() % 3 == 0 ? 1 : 0) : rng() % max_finite; break;  // Inf/NaN
+                case 4: x = l % 2 == 0 ? max_finite - rng() % 16 : rng() % smallest_normal; break;  // both ends
+                default: x = smallest_normal * (1 + rng() % 64) + rng() % smallest_normal; break;  // small normals
+            }
+            bits[r * k + l] = x | (rng() % 2 == 0 ? sign : 0);
+        }
+    return orc::from_bits<T>(bits);
+}
+
+template <floating_format T>
+void check_enclosed_t_extremes(std::size_t m, std::size_t k, std::size_t n, std::uint64_t seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::string(format_traits<T>::info.name));
+    std::mt19937_64 rng(seed);
+    const std::vector<T> a = extreme_rows<T>(m, k, rng);
+    const std::vector<T> bt = extreme_rows<T>(n, k, rng);
+    std::vector<T> b(k * n);
+    for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t l = 0; l < k; ++l) b[l * n + j] = bt[j * k + l];
+    const std::vector<T> c = extreme_rows<T>(m, n, rng);
+    check_product<T, T>(a, b, nullptr, m, k, n, sliced_options(), rng);
+    check_product<T, double>(a, b, &c, m, k, n, sliced_options(), rng);
+    check_product<T, T>(a, b, &c, m, k, n, sliced_options(2), rng);
+}
+
+TEST_P(GemmCoversEngine, EnclosedTAtTheFormatsEnds) {
+    check_enclosed_t_extremes<float>(12, 30, 13, 5001);
+    check_enclosed_t_extremes<float16>(13, 17, 12, 5002);
+    check_enclosed_t_extremes<bfloat16>(12, 40, 12, 5003);
+    check_enclosed_t_extremes<double>(12, 21, 12, 5004);  // binary64 terms keep T's levels: the same checks
 }
 
 TEST(GemmCovers, PerElementProductsAndSharedBatches) {
