@@ -8,7 +8,8 @@
 //                            openblas_set_num_threads(threads) threads.
 //   eigen64/<T>/N/threads    the same with Eigen::MatrixXd (the library's own Eigen build, for comparison).
 //   exact/<T>/N/threads      exactref::exact_matmul with the sliced (Ozaki) method: exact s and T of every element in
-//                            compact form. Counters: "gemms" = slice GEMMs (for s and T together), "slices" =
+//                            compact form. Counters: "gemms" = GEMMs for s and T together (T: its slice GEMMs, or
+//                            1 binary64 GEMM of |A|·|B| for narrow terms, Step S6), "slices" =
 //                            slices of A x 100 + slices of B, "memory" = plan().peak_bytes / the operands' bytes.
 //   exact_max3/float64/N/t   the same with at most 3 slices per side (is the planner's choice the faster one?).
 //   exact_binary64/<T>/N/t, exact_int8_vnni/<T>/N/t  the same on one forced engine (matmul_options::engine; the
@@ -118,7 +119,7 @@ void bm_exact(benchmark::State& state) {
     double memory = 0;
     for (auto _ : state) {
         exactref::product_reference p = exactref::exact_matmul(a, b, options);
-        gemms = 2 * p.plan().slice_gemms;
+        gemms = p.plan().slice_gemms + (p.plan().t_enclosed ? 1 : p.plan().slice_gemms);  // s, and T (Step S6: 1)
         slices = 100 * p.plan().slices_a + p.plan().slices_b;
         memory = static_cast<double>(p.plan().peak_bytes) / static_cast<double>(2 * n * n * sizeof(T));
         engine = static_cast<int>(p.plan().engine);

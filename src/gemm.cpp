@@ -337,6 +337,20 @@ std::vector<gemm_engine> candidate_engines(gemm_engine requested) {
     return {requested};
 }
 
+// How T of narrow terms is computed: EXACTREF_GEMM_T = levels (T's slice GEMMs, as binary64 terms), enclosed (Step
+// S6 whenever the terms allow it), auto or unset (the planner prices both). For tests and benchmarks: the values
+// are the same either way.
+enum class t_source { automatic, levels, enclosed };
+t_source t_source_from_environment() {
+    const char* env = std::getenv("EXACTREF_GEMM_T");
+    const std::string value = env == nullptr ? "" : env;
+    if (value.empty() || value == "auto") return t_source::automatic;
+    if (value == "levels") return t_source::levels;
+    if (value == "enclosed") return t_source::enclosed;
+    throw std::invalid_argument("exactref::matmul: EXACTREF_GEMM_T = '" + value +
+                                "' is none of levels, enclosed, auto");
+}
+
 template <floating_format T>
 void check_shapes(const matrix_view<T>& a, const matrix_view<T>& b, const matrix_view<T>* c0) {
     auto shape = [](const auto& v) { return std::to_string(v.rows) + " x " + std::to_string(v.cols); };
@@ -500,10 +514,11 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     const std::vector<std::size_t> hist_b = spans_above(span_histogram(spans_b));
     double best = std::numeric_limits<double>::infinity();
     int best_a = 1, best_b = 1;
-    bool best_paired = false;
+    bool best_paired = false, best_s6 = false;
     gemm_engine best_engine = gemm_engine::binary64;
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
-    const bool t_estimate = detail::t_from_estimate(f);  // Step S6 (both engines)
+    const bool t_estimate = detail::t_from_estimate(f);  // Step S6 may be taken (both engines)
+    const t_source t_choice = t_source_from_environment();
     for (const gemm_engine engine : candidate_engines(options.engine)) {
         const bool int8 = engine != gemm_engine::binary64;
         // The measured price per multiply-add: OpenBLAS's DGEMM, or the int8 micro-kernel (7-bit slices, unpaired).
@@ -518,11 +533,17 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
                 for (int sb = 1; sb <= cap; ++sb) {
                     if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
                     const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
-                    // T: as many slice GEMMs again, or Step S6's one binary64 GEMM of |A|·|B| (OpenBLAS's price).
-                    const double t_cost = t_estimate ? mnk * detail::blas_fma_ns() + gemm_call_ns +
-                                                           static_cast<double>(m * n) * level_ns
-                                                     : gemms * (mnk * fma_ns + gemm_call_ns) +
-                                                           gemms * static_cast<double>(m * n) * level_ns;
+                    // T: as many slice GEMMs again (exact levels), or for narrow terms Step S6's one binary64 GEMM
+                    // of |A|·|B| (OpenBLAS's price, and the magnitudes' conversion) when that is cheaper: not for
+                    // 1 x 1 slices on binary64, whose one T slice GEMM costs the same and gives T exactly.
+                    const double t_levels_cost = gemms * (mnk * fma_ns + gemm_call_ns) +
+                                                 gemms * static_cast<double>(m * n) * level_ns;
+                    const double t_hat_cost = mnk * detail::blas_fma_ns() + gemm_call_ns +
+                                              static_cast<double>(m * n) * level_ns +
+                                              static_cast<double>((m + n) * k) * level_ns;
+                    const bool s6 = t_estimate && t_choice != t_source::levels &&
+                                    (t_choice == t_source::enclosed || t_hat_cost < t_levels_cost);
+                    const double t_cost = s6 ? t_hat_cost : t_levels_cost;
                     const double cost = sliced_fixed_ns + gemms * (mnk * fma_ns + gemm_call_ns) +
                                         gemms * static_cast<double>(m * n) * level_ns + t_cost +
                                         (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
@@ -534,6 +555,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
                         best_b = sb;
                         best_paired = paired;
                         best_engine = engine;
+                        best_s6 = s6;
                     }
                 }
             }
@@ -561,8 +583,8 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->far_b = far_entries(spans_b, n, k, w, best_b);
     st->plan.far_a = st->far_a.total();
     st->plan.far_b = st->far_b.total();
-    st->t_enclosed = t_estimate;
-    st->plan.t_enclosed = t_estimate;
+    st->t_enclosed = best_s6;
+    st->plan.t_enclosed = best_s6;
     // Steps S3, S4 (s, and T's levels without Step S6), then Step S6
     if (int8) detail::build_int8_levels(*st, best_engine, threads);
     else detail::build_sliced_levels(*st, threads);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>  // getenv, setenv, unsetenv (EXACTREF_GEMM_T)
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,5 +54,23 @@ inline std::string engine_test_name(const ::testing::TestParamInfo<exactref::gem
         if (ch == '-') ch = '_';
     return name;
 }
+
+// EXACTREF_GEMM_T (levels, enclosed, auto) for one test, restored afterwards.
+struct t_source_guard {
+    std::string saved;
+    bool had = false;
+    explicit t_source_guard(const char* value) {
+        const char* old = std::getenv("EXACTREF_GEMM_T");
+        had = old != nullptr;
+        if (had) saved = old;
+        setenv("EXACTREF_GEMM_T", value, 1);
+    }
+    ~t_source_guard() {
+        if (had) setenv("EXACTREF_GEMM_T", saved.c_str(), 1);
+        else unsetenv("EXACTREF_GEMM_T");
+    }
+    t_source_guard(const t_source_guard&) = delete;
+    t_source_guard& operator=(const t_source_guard&) = delete;
+};
 
 }  // namespace exactref_test

@@ -211,6 +211,64 @@ TEST_P(GemmEngine, GaussianMatricesBothFormats) {
     }
 }
 
+// Step S6 (ozaki.md): narrow terms may get T's enclosure from one binary64 GEMM of |A|·|B| instead of T's slice
+// GEMMs (plan().t_enclosed, describe(); EXACTREF_GEMM_T forces either way), binary64 terms always keep T's levels;
+// element(i, j) and to_array() are the per-element path's references either way, bit for bit, with C0 and on 1 and
+// 2 threads.
+TEST_P(GemmEngine, StepS6EnclosesTForNarrowTermsWhereItPays) {
+    std::mt19937_64 rng(4242);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    const std::size_t m = 21, k = 300, n = 19;
+    for (const format_info* f : all_formats) {
+        SCOPED_TRACE(std::string(f->name));
+        bits_matrix a{m, k, {}}, b{k, n, {}}, c{m, n, {}};
+        auto draw = [&](bits_matrix& x) {
+            for (std::size_t t = 0; t < x.rows * x.cols; ++t) {
+                superaccumulator acc;
+                acc.add(normal(rng));
+                x.v.push_back(acc.round_bits(*f, rounding::to_nearest_even));
+            }
+        };
+        draw(a);
+        draw(b);
+        draw(c);
+        const bool narrow = f->precision <= 24;
+        const product_reference q = exact_of(*f, a, b, &c, per_element());
+        for (const char* choice : {"auto", "levels", "enclosed"}) {
+            const exactref_test::t_source_guard guard(choice);
+            const product_reference p = exact_of(*f, a, b, &c, sliced());
+            SCOPED_TRACE(std::string("EXACTREF_GEMM_T = ") + choice + ": " + p.plan().describe());
+            ASSERT_EQ(p.plan().method, matmul_method::sliced);
+            if (!narrow || std::string(choice) == "levels") EXPECT_FALSE(p.plan().t_enclosed);
+            if (narrow && std::string(choice) == "enclosed") EXPECT_TRUE(p.plan().t_enclosed);
+            EXPECT_EQ(p.plan().describe().find("enclosing T") != std::string::npos, p.plan().t_enclosed);
+            expect_product_matches_oracles(p, a, b, *f, &c, 7);
+            expect_same_products(p, q);
+            const reference_array one = p.to_array(1), two = p.to_array(2);
+            for (std::size_t e = 0; e < m * n; ++e) {
+                expect_same_reference(one.elements[e], q.element(e / n, e % n));
+                expect_same_reference(two.elements[e], one.elements[e]);
+                if (::testing::Test::HasFailure()) return;
+            }
+        }
+    }
+    // The planner's own choice at a size where Step S6 clearly pays (2 x 2 binary32 slices, one GEMM of |A|·|B|
+    // against 3 T slice GEMMs), and an unknown setting.
+    {
+        const std::size_t s = 192;
+        bits_matrix a{s, s, {}}, b{s, s, {}};
+        for (std::size_t t = 0; t < s * s; ++t) {
+            a.v.push_back(std::bit_cast<std::uint32_t>(static_cast<float>(normal(rng))));
+            b.v.push_back(std::bit_cast<std::uint32_t>(static_cast<float>(normal(rng))));
+        }
+        const product_reference p = exact_of(binary32_info, a, b, nullptr, sliced());
+        if (current_engine == gemm_engine::binary64 && p.plan().slice_gemms > 1) EXPECT_TRUE(p.plan().t_enclosed);
+        expect_product_matches_oracles(p, a, b, binary32_info, nullptr, 997);
+        const exactref_test::t_source_guard bad("exact");
+        EXPECT_THROW((void)exact_of(binary32_info, a, b, nullptr, sliced()), std::invalid_argument);
+    }
+}
+
 // Paired slices (Karatsuba) at their largest magnitudes: entries 2 - 2^(1-p) (every significand bit set, so slices
 // 0 and 1 are all ones and a paired operand is 2^(w+1) - 2), one sign, K at and around the powers of two where
 // K·2^(2w+2) <= 2^53 is tight: every partial sum of a paired GEMM is then as large as the bound allows. A slice width

@@ -268,25 +268,31 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
                  std::string(format_traits<T>::info.name) + (cancelling ? ", cancelling" : ""));
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> magnitude(0.25, 2.0);
+    // Magnitudes over 20 binades, so that the planner needs two slices per side (one, with the rest far, would cost
+    // more) and Step S6 pays on every engine.
     std::vector<T> a(m * k), b(k * n);
-    for (T& x : a) x = static_cast<T>(magnitude(rng));
-    for (T& x : b) x = static_cast<T>(magnitude(rng));
+    for (T& x : a) x = static_cast<T>(std::ldexp(magnitude(rng), -static_cast<int>(rng() % 20)));
+    for (T& x : b) x = static_cast<T>(std::ldexp(magnitude(rng), -static_cast<int>(rng() % 20)));
+    // The first pair tiny: a(i, 0) = 2^-24 (a float16 subnormal), b(0, j) = 2^-22.
+    for (std::size_t i = 0; i < m; ++i) a[i * k] = static_cast<T>(0x1p-24f);
+    for (std::size_t j = 0; j < n; ++j) b[j] = static_cast<T>(0x1p-22f);
     if (cancelling) {
-        // K even: a(i, 2q + 1) = a(i, 2q), b(2q + 1, j) = -b(2q, j), except the first pair: a = 2^-24 (a float16
-        // subnormal), b(0, j) = 2^-22, b(1, j) = -3·2^-24, so s = 2^-48, far below B ≈ K²·2^-53.
-        for (std::size_t i = 0; i < m; ++i) {
-            a[i * k] = static_cast<T>(0x1p-24f);
+        // K even: a(i, 2q + 1) = a(i, 2q), b(2q + 1, j) = -b(2q, j), except b(1, j) = -3·2^-24: s = 2^-48, far below
+        // B ≈ K²·2^-53.
+        for (std::size_t i = 0; i < m; ++i)
             for (std::size_t l = 0; l + 1 < k; l += 2) a[i * k + l + 1] = a[i * k + l];
-        }
-        for (std::size_t j = 0; j < n; ++j) b[j] = static_cast<T>(0x1p-22f);
         for (std::size_t l = 0; l + 1 < k; l += 2)
             for (std::size_t j = 0; j < n; ++j)
                 b[(l + 1) * n + j] = static_cast<T>(-static_cast<float>(b[l * n + j]) * (l == 0 ? 0.75f : 1.0f));
     }
     const product_reference p = exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), sliced_options());
-    ASSERT_TRUE(p.plan().t_enclosed);
+    ASSERT_TRUE(p.plan().t_enclosed) << p.plan().describe();
     const reference_array refs = p.to_array(1);
-    EXPECT_EQ(expect_facts_of_references(p, binary64_info), m * n);  // every element enclosed (no far, no Inf/NaN)
+    // Every element enclosed (no Inf/NaN; few far entries), except on int8-plain, whose slow slice products make
+    // the planner leave many far entries (more than an element's window takes: those are built as references).
+    const std::size_t enclosed = expect_facts_of_references(p, binary64_info);
+    if (exactref_test::current_engine() == gemm_engine::int8_plain) EXPECT_GT(enclosed, 0u);
+    else EXPECT_EQ(enclosed, m * n);
     for (const char* name : {"any_order", "any_order+fma", "directed:any_order", "split_k:3"}) {
         const standard model = parse_standard(name);
         std::size_t covered = 0, violated = 0;
@@ -314,9 +320,10 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
 }
 
 TEST_P(GemmCoversEngine, EnclosedTOnTheBoundEdges) {
+    const exactref_test::t_source_guard enclosed("enclosed");  // Step S6 also where the planner would keep T's levels
     for (const bool cancelling : {false, true}) {
         check_enclosed_t_on_the_bound<float>(3, 5000, 4, cancelling, 4001);
-        check_enclosed_t_on_the_bound<float16>(2, 3000, 3, cancelling, 4002);
+        check_enclosed_t_on_the_bound<float16>(4, 3000, 3, cancelling, 4002);
         check_enclosed_t_on_the_bound<bfloat16>(3, 4098, 2, cancelling, 4003);
     }
 }
@@ -363,6 +370,7 @@ void check_enclosed_t_extremes(std::size_t m, std::size_t k, std::size_t n, std:
 }
 
 TEST_P(GemmCoversEngine, EnclosedTAtTheFormatsEnds) {
+    const exactref_test::t_source_guard enclosed("enclosed");
     check_enclosed_t_extremes<float>(12, 30, 13, 5001);
     check_enclosed_t_extremes<float16>(13, 17, 12, 5002);
     check_enclosed_t_extremes<bfloat16>(12, 40, 12, 5003);

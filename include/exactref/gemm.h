@@ -19,9 +19,18 @@
 //                or 7-bit int8 slices with exact int32 accumulation (AVX-512 VNNI, or portable C++), K cut into
 //                chunks of at most 65536 products so that no int32 wraps (65536·255·127 < 2^31); the planner prices
 //                both with their measured costs, and the values are the same bit for bit.
+//                T: for binary64 terms the same slice GEMMs of |A_p|·|B_q|; for binary32, binary16 and bfloat16
+//                terms (every |a|·|b| exact in binary64) one binary64 GEMM of |A|·|B| instead (Step S6), whose
+//                result t̂ encloses T: T ∈ [t̂·(1 − g), t̂·(1 − g)/(1 − 2g)], g = (K − 1)·2^-52 (Higham, ASNA 2nd ed.,
+//                §3.1, (3.5), unit 2^-52 for any rounding mode). covers() filters on that enclosure; element(i, j)
+//                and to_array() then compute the exact T (and s) by the exact dot of row i and column j. The
+//                planner takes it where it is cheaper (not for 1 x 1 binary64 slices); the environment variable
+//                EXACTREF_GEMM_T = levels | enclosed | auto forces T's slice GEMMs or Step S6 (tests, benchmarks; an
+//                unknown value is std::invalid_argument). The values are the same either way.
 //   per_element  one superaccumulator dot product per element (the simple reference; K products per element).
-// automatic picks the cheaper one from the shapes and the data (2·plan().slice_gemms binary64 GEMMs for sliced:
-// 6 for binary32 N(0, 1) data at K = 1024).
+// automatic picks the cheaper one from the shapes and the data (plan().slice_gemms binary64 GEMMs for s plus 1 for T
+// with narrow terms, or as many again for binary64 terms: 3 + 1 for binary32 N(0, 1) data at K = 1024, 6 + 6 for
+// binary64).
 #pragma once
 
 #include "exactref/config.h"  // C++20, or a clear error
@@ -118,8 +127,10 @@ struct matmul_plan {
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
-/// Memory: about 16·(s_A + s_B - 1) bytes per element (sliced) plus a copy of A, B and C0. element(i, j) builds the
-/// reference of one element on demand; to_array() builds all of them (about 2.3 KB each).
+/// Memory: about 16·(s_A + s_B - 1) bytes per element (sliced, binary64 terms; 8·(s_A + s_B - 1) + 8 for narrower
+/// terms, whose T is enclosed: plan().t_enclosed) plus a copy of A, B and C0. element(i, j) builds the reference of one
+/// element on demand (with t_enclosed by the exact dot of row i and column j, O(K)); to_array() builds all of them
+/// (about 2.3 KB each).
 /// Thread safety: const member functions may be called concurrently.
 class product_reference {
 public:
