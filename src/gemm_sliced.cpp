@@ -229,6 +229,12 @@ void build_t_estimate(product_reference::state& st, unsigned threads) {
         for (std::size_t e = e0; e < e1; ++e) abs_b[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.bt[e]));
     });
     st.t_hat.assign(m * n, 0.0);
+    // t_enclosure's factors, once per product. 1 - g and 1 - 2g are exact (g is a multiple of 2^-52 below 2^-20, K - 1
+    // < 2^32), and next_up of the quotient rounded in any mode is at least the quotient: valid whatever rounding mode
+    // the caller runs exact_matmul in.
+    const double g = std::ldexp(static_cast<double>(k - 1), -52);
+    st.t_below = 1 - g;
+    st.t_above = next_up((1 - g) / (1 - 2 * g));
     const blas_single_thread one_blas_thread;
     const std::size_t block = column_block(n, threads, m);
     parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
@@ -251,10 +257,8 @@ bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t 
         lo = hi = 0;
         return true;
     }
-    const double g = std::ldexp(static_cast<double>(st.k - 1), -52);  // exact: K - 1 < 2^32
-    const double below = 1 - g, above = next_up((1 - g) / (1 - 2 * g));  // 1 - g and 1 - 2g exact (g < 2^-20)
-    lo = next_down(t * below);
-    hi = next_up(t * above);
+    lo = next_down(t * st.t_below);  // st.t_below = 1 - g, st.t_above >= (1 - g)/(1 - 2g): build_t_estimate
+    hi = next_up(t * st.t_above);
     return true;
 }
 

@@ -76,6 +76,9 @@ struct product_reference::state {
     // (t_enclosure); element(i, j) computes its exact T from a and bt on demand (the per-element dot path).
     bool t_enclosed = false;
     std::vector<double> t_hat;
+    // T_lo = t_hat·t_below, T_hi = t_hat·t_above before the outward steps (t_enclosure): t_below = 1 - g exactly,
+    // t_above >= (1 - g)/(1 - 2g), g = (K - 1)·2^-52 (set by build_t_estimate).
+    double t_below = 1, t_above = 1;
     // Entries with bits below the last slice ("far"): per row of A the columns l, per column of B the rows l.
     detail::index_lists far_a, far_b;
 };
