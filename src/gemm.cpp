@@ -8,7 +8,10 @@
 //          minimise the estimated time of the slice GEMMs (2·s_A·s_B, or 2·(s(s+1)/2 + s_A·s_B - s²) paired) plus the
 //          far entries (bits below the last slice), each added exactly per element later. `automatic` compares with
 //          the per-element path.
-// Step S3, S4  gemm_sliced.cpp.
+// Step S3, S4  gemm_sliced.cpp (or gemm_int8.cpp).
+// Step S6  Binary32/16/bfloat16 terms, where the planner finds it cheaper: T enclosed by one binary64 GEMM of
+//          |A|·|B| (gemm_sliced.cpp) instead of T's slice GEMMs; element(i, j) then takes the per-element dot path
+//          (exact s and T in O(K)), covers() the enclosure (gemm_covers.cpp).
 // Step S5  element(i, j): the level sums at their exponents E_i + F_j - (t + 2)·w, the far parts (a_far·b and
 //          a_near·b_far, exact 106-bit products), the Inf/NaN products, the signed-zero state, C0(i, j), and
 //          min_product_exponent; the same reference exactref::dot gives, bit for bit.

@@ -69,7 +69,7 @@ struct product_reference::state {
     std::vector<int> row_top;        // E_i: |A(i, l)| < 2^E_i for every finite l
     std::vector<int> col_top;        // F_j: |B(l, j)| < 2^F_j
     // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
-    // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q| (binary64 terms only: see t_enclosed).
+    // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q| (empty with Step S6: see t_enclosed).
     std::vector<std::int64_t> s_levels, t_levels;
     // Step S6 (ozaki.md), terms of at most 24 significand bits (binary32, binary16, bfloat16): T is not summed
     // exactly. t_hat(i, j) at j·m + i is one binary64 GEMM's |A|·|B| (Inf/NaN entries as 0), which encloses T
