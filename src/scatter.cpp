@@ -13,7 +13,8 @@
 #include <atomic>     // scatter_terms' first rejected position
 #include <exception>  // std::exception_ptr (run_partitioned)
 
-#include <algorithm>
+#include <algorithm>  // std::min({...})
+#include <initializer_list>
 #include <cstddef>  // offsetof
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
@@ -1065,7 +1066,8 @@ dense_plan plan_dense(std::span<const T> values, std::span<const T> initial, std
     return plan_for<T>(w, values.size(), cells);
 }
 // Step D5: a window guessed from the first block instead of a pass over every value: the widest window that still
-// folds once, at the end (2·bitwidth(n) + p + W <= 128, and D2's headroom), placed one binade above the first
+// folds once, at the end (2·bitwidth(n) + p + W <= 128, and D2's headroom), and keeps every shift below 64
+// (bitwidth(n) + W <= 63: binary32 at n = 10^7 takes 39 binades, binary64 27), placed one binade above the first
 // block's top (or higher, to reach down to its least binade), within the finite fields. The initial values must lie
 // in it (their window is one pass over one value per cell). use = false when there is no such window (the first
 // block spans more, holds an Inf or a NaN, or has no non-zero term; an initial value outside): plan_dense then.
@@ -1076,7 +1078,10 @@ dense_plan plan_guessed(std::span<const T> values, std::span<const T> initial, s
     if (!dense_applies(n, cells)) return {};
     const term_window first = window_of(values.first(std::min(n, dense_block)));
     const int p = tr::info.precision, top_field = static_cast<int>(tr::info.special_exponent_field()) - 1;
-    const int width = std::min(128 - p - 2 * std::bit_width(n), part_headroom_bits - std::bit_width(n + 1) - p);
+    const int count_bits = static_cast<int>(std::bit_width(n));  // one fold, at the end
+    // At most 63 - count_bits binades, so that every shift stays below 64 (add_dense_block's narrow decode).
+    const int headroom = part_headroom_bits - static_cast<int>(std::bit_width(n + 1)) - p;  // D2
+    const int width = std::min({128 - p - 2 * count_bits, headroom, 63 - count_bits});
     if (first.special || !first.any || width < first.field_hi - first.field_lo) return {};
     term_window guess;
     guess.any = true;
@@ -1094,7 +1099,7 @@ dense_plan plan_guessed(std::span<const T> values, std::span<const T> initial, s
 
 // detail::take_dense_scatter_counts (compact_cells.h): relaxed counters, touched once per range, fold or block.
 std::atomic<std::uint64_t> dense_ranges{0}, one_by_one_ranges{0}, dense_folds{0}, special_blocks{0},
-    guessed_ranges{0}, guesses_widened{0}, guesses_restarted{0};
+    guessed_ranges{0}, guesses_widened{0}, guesses_restarted{0}, normal_blocks{0}, narrow_blocks{0};
 void tally(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
 
 // The dense element updated this many terms ahead is fetched early: 32 measured best of 16, 32, 64 (10^5 elements,
@@ -1102,6 +1107,45 @@ void tally(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, 
 constexpr std::size_t dense_prefetch_distance = 32;
 struct alignas(32) dense_element {
     u128 part[2];  // [sign bit]: (value / 2^exponent) << count_bits | count
+};
+
+// The dense parts, zeroed: at huge_page_bytes and more on Linux, fresh 2 MiB-aligned pages with MADV_HUGEPAGE (a
+// 3.2 MB array of random updates then needs 2 TLB entries instead of ~800, and its zeroing is 2 page faults), else
+// (or when mmap fails) operator new and a clear.
+class dense_storage {
+  public:
+    explicit dense_storage(std::size_t count) : count_(count) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        const std::size_t bytes = count * sizeof(dense_element);
+        if (bytes >= huge_page_bytes) {
+            mapped_ = (bytes + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes + huge_page_bytes;
+            void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED) {
+                map_ = p;
+                const auto at = (reinterpret_cast<std::uintptr_t>(p) + huge_page_bytes - 1) & ~(huge_page_bytes - 1);
+                data_ = reinterpret_cast<dense_element*>(at);  // anonymous pages read as zeros
+                (void)madvise(data_, mapped_ - huge_page_bytes, MADV_HUGEPAGE);  // advice only
+                return;
+            }
+        }
+#endif
+        owned_ = std::make_unique<dense_element[]>(count);  // value-initialized: zeros
+        data_ = owned_.get();
+    }
+    ~dense_storage() {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (map_ != nullptr) (void)munmap(map_, mapped_);
+#endif
+    }
+    dense_storage(const dense_storage&) = delete;
+    dense_storage& operator=(const dense_storage&) = delete;
+    std::span<dense_element> elements() noexcept { return {data_, count_}; }
+
+  private:
+    std::size_t count_ = 0, mapped_ = 0;
+    void* map_ = nullptr;
+    std::unique_ptr<dense_element[]> owned_;
+    dense_element* data_ = nullptr;
 };
 
 // Step D3: folds every dense element into its cell (builder form, or spilled) and clears it. An element becomes the
@@ -1152,8 +1196,11 @@ void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& pl
 // the part its sign bit selects, the element fetched dense_prefetch_distance terms ahead (a prefetch never faults, so
 // its address is not checked); returns `bad` or, if it was none, the first position whose target is >= cells.
 // all_normal: every term of the block is a normal number (no zero, no subnormal: the block's least magnitude is at
-// least 2^emin), so m always has its leading bit and the shift needs no clamp.
-template <floating_format T, bool all_normal, class Target>
+// least 2^emin), so m always has its leading bit and the shift needs no clamp; narrow: moreover every shift is below
+// 64 (count_bits + the block's top field - field_lo <= 63), so the word's halves are m << shift and m >> (64 - shift)
+// (two 64-bit shifts instead of a 128-bit one; N(0,1) data: shifts 24 .. 51).
+enum class block_kind { general, all_normal, narrow };
+template <floating_format T, block_kind kind, class Target>
 [[gnu::always_inline]] inline std::size_t add_dense_block(u128* parts, std::size_t cells, std::size_t start,
                                                           std::size_t stop, std::size_t end, Target& target,
                                                           const T* values, int shift_base, std::size_t bad) {
@@ -1172,7 +1219,7 @@ template <floating_format T, bool all_normal, class Target>
         const auto field = static_cast<std::uint32_t>(bits >> frac_bits) & field_mask;
         std::uint64_t m;
         unsigned shift;
-        if constexpr (all_normal) {  // field_lo <= field <= field_hi: the shift lies in [c, c + W], below 128
+        if constexpr (kind != block_kind::general) {  // field_lo <= field <= field_hi: the shift lies in [c, c + W]
             m = (bits & frac_mask) | (std::uint64_t{1} << frac_bits);
             shift = static_cast<unsigned>(static_cast<int>(field) + shift_base);
         } else {
@@ -1180,7 +1227,12 @@ template <floating_format T, bool all_normal, class Target>
             // A zero (m = 0) may lie below field_lo: any shift of 0 is 0, so the shift is taken mod 128.
             shift = static_cast<unsigned>(static_cast<int>(field | (field == 0)) + shift_base) & 127u;
         }
-        parts[2 * t + ((bits >> sign_shift) & 1u)] += (u128{m} << shift) | 1u;
+        u128 word;
+        if constexpr (kind == block_kind::narrow)  // 1 <= shift <= 63 (count_bits >= 1)
+            word = (u128{(m >> 1) >> (63 - shift)} << 64) | ((m << shift) | 1u);
+        else
+            word = (u128{m} << shift) | 1u;
+        parts[2 * t + ((bits >> sign_shift) & 1u)] += word;
     };
     const auto origin = reinterpret_cast<std::uintptr_t>(parts);
     const std::size_t ahead_stop = std::min(stop, end - std::min(end, dense_prefetch_distance));
@@ -1223,7 +1275,8 @@ range_result scatter_range(cell* base, std::size_t cells, std::size_t begin, std
     }
     tally(plan.guessed ? guessed_ranges : dense_ranges);
     using wb = window_bits<T>;
-    std::vector<dense_element> dense(cells);
+    dense_storage storage(cells);
+    const std::span<dense_element> dense = storage.elements();
     u128* const parts = &dense.data()->part[0];
     std::size_t& bad = result.bad;
     std::size_t since_fold = 0;
@@ -1271,10 +1324,18 @@ range_result scatter_range(cell* base, std::size_t cells, std::size_t begin, std
         }
         since_fold += stop - start;
         const int shift_base = static_cast<int>(plan.count_bits) - plan.field_lo;
-        if (r.least >= wb::least_normal)
-            bad = add_dense_block<T, true>(parts, cells, start, stop, end, target, values.data(), shift_base, bad);
-        else
-            bad = add_dense_block<T, false>(parts, cells, start, stop, end, target, values.data(), shift_base, bad);
+        const int top_shift = shift_base + std::max(1, static_cast<int>(r.top >> wb::frac_bits));
+        if (r.least >= wb::least_normal && top_shift <= 63) {
+            tally(narrow_blocks);
+            bad = add_dense_block<T, block_kind::narrow>(parts, cells, start, stop, end, target, values.data(),
+                                                         shift_base, bad);
+        } else if (r.least >= wb::least_normal) {
+            tally(normal_blocks);
+            bad = add_dense_block<T, block_kind::all_normal>(parts, cells, start, stop, end, target, values.data(),
+                                                             shift_base, bad);
+        } else
+            bad = add_dense_block<T, block_kind::general>(parts, cells, start, stop, end, target, values.data(),
+                                                          shift_base, bad);
         start = stop;
     }
     fold_dense(base, dense, plan, spills, false);  // the last: the dense parts are dropped after it
@@ -1706,7 +1767,7 @@ namespace detail {
 dense_scatter_counts take_dense_scatter_counts() noexcept {
     auto take = [](std::atomic<std::uint64_t>& c) { return c.exchange(0, std::memory_order_relaxed); };
     return {take(dense_ranges), take(one_by_one_ranges), take(dense_folds), take(special_blocks), take(guessed_ranges),
-            take(guesses_widened), take(guesses_restarted)};
+            take(guesses_widened), take(guesses_restarted), take(normal_blocks), take(narrow_blocks)};
 }
 
 template <floating_format T>

@@ -141,6 +141,7 @@ TEST(ScatterDense, NarrowWindowOneFoldAtTheEnd) {
     EXPECT_EQ(c.one_by_one_ranges, 0u);
     EXPECT_EQ(c.folds, c.dense_ranges + c.guessed_ranges);  // no fold but the last of each range
     EXPECT_EQ(c.special_blocks, 0u);
+    EXPECT_EQ(c.normal_blocks + c.narrow_blocks, 0u);  // a zero in every block: the general decode
 }
 
 TEST(ScatterDense, CountsOutgrowTheirBitsAndFoldOnTheWay) {
@@ -155,6 +156,8 @@ TEST(ScatterDense, CountsOutgrowTheirBitsAndFoldOnTheWay) {
     EXPECT_GT(c.dense_ranges, 0u);
     EXPECT_EQ(c.one_by_one_ranges, 0u);
     EXPECT_GT(c.folds, c.dense_ranges + 100);  // folds on the way
+    EXPECT_GT(c.normal_blocks, 0u);  // normal terms only, shifts up to 10 + 54 = 64: one 128-bit shift
+    EXPECT_EQ(c.narrow_blocks, 0u);
 }
 
 TEST(ScatterDense, TheWidestWindowIsDenseAndOneBinadeMoreIsNot) {
@@ -256,6 +259,7 @@ TEST(ScatterDense, AGuessedWindowWidensOrStartsAgain) {
         if (e.widened) EXPECT_GE(c.folds, 2u) << e.what;  // the guess's, and the joined window's
         if (e.field == 960) EXPECT_GE(c.folds, 8u) << e.what;  // then every 4095 words of the 26,543 left
         EXPECT_EQ(one.spilled(), e.one_by_one ? 1u : 0u) << e.what;  // 110 binades apart: that segment spills
+        if (!e.one_by_one) EXPECT_GT(c.narrow_blocks, 0u) << e.what;  // shifts 18 + (1010 - 972) = 56 at most
         check_builders(in, e.what);  // every builder on 1, 2, 3 threads, against the oracles and each other
     }
 }
