@@ -21,7 +21,8 @@ Usage: .venv/bin/python bench/bench_python.py [--rounds 15] [--quick] [--check] 
 --xsum-wide times er.sum(x).nearest() against xsum's small and large accumulators on wide exponents, 10^3 .. 10^8.
 --check exits 1 when er.sum costs more than 1.5x the C++ exact sum at 10^7 (CPU time).
 --scatter times the scatter and scan references against numpy (10^7 float64 N(0,1) values into 10^5 segments:
-er.bincount and er.segment_sum on threads=1 and 2 vs np.bincount(ids, weights); 10^7 er.cumsum vs np.cumsum;
+er.bincount and er.segment_sum on threads=1 and 2 vs np.bincount(ids, weights), with the medians of the per-round CPU
+ratios; the same in float32 on one thread; 10^7 er.cumsum vs np.cumsum;
 covers of both results) and measures the peak memory per output element (a fresh process each: VmHWM growth) for
 10^6 segments of float32 and a 10^7 float32 cumsum.
 --batched times a batched er.matmul against the unbatched product with the same output elements and K (issue 12:
@@ -74,9 +75,10 @@ def cpp_sum(x):
     return w, c
 
 
-def interleaved(contenders, rounds, inner=1):
+def interleaved(contenders, rounds, inner=1, samples_out=None):
     """{label: (median wall, median cpu)} per call; contenders: list of (label, fn); fn returning a (wall, cpu) pair
-    reports its own time (the C++ timer). `inner` calls per sample for short calls."""
+    reports its own time (the C++ timer). `inner` calls per sample for short calls. samples_out (a dict): receives
+    {label: ([wall per round], [cpu per round])}, for per-round ratios."""
     samples = {label: ([], []) for label, _ in contenders}
     for label, fn in contenders:  # warm up
         fn()
@@ -93,7 +95,20 @@ def interleaved(contenders, rounds, inner=1):
                 w, c = (w1 - w0) / inner, (c1 - c0) / inner
             samples[label][0].append(w)
             samples[label][1].append(c)
+    if samples_out is not None:
+        samples_out.update(samples)
     return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in samples.items()}
+
+
+def show_round_ratios(samples, base):
+    """The median and range of each contender's per-round CPU-time ratio to `base` (the same round, so a noisy
+    stretch of a shared machine moves both)."""
+    for label, (_, cpu) in samples.items():
+        if label == base:
+            continue
+        ratios = sorted(c / b for c, b in zip(cpu, samples[base][1]))
+        print(f"  {label:36s} cpu / {base}: median {statistics.median(ratios):.2f} per round "
+              f"({ratios[0]:.2f} .. {ratios[-1]:.2f}, {len(ratios)} rounds)")
 
 
 def show(title, results, base=None):
@@ -241,9 +256,20 @@ def scatter_cases(rounds, rng):
     if threaded:
         contenders += [("er.bincount threads=2", lambda: er.bincount(ids, x, minlength=m, threads=2)),
                        ("er.segment_sum threads=2", lambda: er.segment_sum(x, ids, num_segments=m, threads=2))]
-    res = interleaved(contenders, rounds)
+    samples = {}
+    res = interleaved(contenders, rounds, samples_out=samples)
     show(f"scatter, float64 N(0,1), {n:,} values into {m:,} segments (threads=1 unless named)", res,
          "np.bincount(ids, weights)")
+    show_round_ratios(samples, "np.bincount(ids, weights)")
+    x32 = x.astype(np.float32)
+    contenders = [("np.bincount(ids, weights) float32", lambda: np.bincount(ids, x32, minlength=m)),
+                  ("er.bincount float32", lambda: er.bincount(ids, x32, minlength=m, **one)),
+                  ("er.segment_sum float32", lambda: er.segment_sum(x32, ids, num_segments=m, **one))]
+    samples = {}
+    res = interleaved(contenders, rounds, samples_out=samples)
+    show(f"scatter, float32 N(0,1), {n:,} values into {m:,} segments (threads=1; np.bincount converts to float64)",
+         res, "np.bincount(ids, weights) float32")
+    show_round_ratios(samples, "np.bincount(ids, weights) float32")
     res = interleaved([("np.cumsum(x)", lambda: np.cumsum(x)), ("er.cumsum(x)", lambda: er.cumsum(x))], rounds)
     show(f"scan, float64 N(0,1), n = {n:,}", res, "np.cumsum(x)")
     counts, scan = er.bincount(ids, x, minlength=m), er.cumsum(x)

@@ -90,6 +90,19 @@ void segment_sum(benchmark::State& state) {
     state.counters["spilled"] = static_cast<double>(spilled);
 }
 
+// bincount(ids, weights) (np.bincount's face): segment_sum's scatter after one pass over the ids for their range.
+template <class T>
+void bincount(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0)), segments = static_cast<std::size_t>(state.range(1));
+    const segment_data<T> d(n, segments);
+    for (auto _ : state) {
+        const er::compact_reference_array r =
+            er::bincount(std::span<const std::int64_t>(d.ids), std::span<const T>(d.values), segments);
+        benchmark::DoNotOptimize(r.size());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
 // segment_sum on state.range(2) threads (the threads argument): wall time and the process's CPU time over all threads.
 void segment_sum_threads(benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0)), segments = static_cast<std::size_t>(state.range(1));
@@ -273,6 +286,8 @@ BENCHMARK(covers_rows<true>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecon
 BENCHMARK(covers_segments)->ArgsProduct({{10'000'000}, {0, 1, 2}, {1'000'000, 10'000'000}})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum<double>)->Args({10'000'000, 1'000})->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(bincount<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(bincount<float>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum_threads)->ArgsProduct({{10'000'000}, {100'000}, {1, 2}})->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<float>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum<float>)->Args({10'000'000, 100'000})->Args({10'000'000, 1'000'000})->Unit(benchmark::kMillisecond);

@@ -30,11 +30,17 @@ void merge_pair_into_cell(compact_reference_array& out, std::size_t i, superaccu
                           superaccumulator& abs_sum, std::uint64_t count);
 
 /// How often each way of the one-dimensional scatters' Step D (docs/algorithms/compact-reference-array.md) ran since
-/// the last call, summed over every thread and builder, then reset: ranges of terms through the dense parts and one
-/// by one, folds of the dense parts into the cells (one per dense range at its end, more when the counts outgrow
-/// their bits), blocks taken one by one for an Inf or NaN. For tests (every exit of the dense path ran).
+/// the last call, summed over every thread and builder, then reset: ranges of terms through the dense parts with the
+/// window of every term read first (Step D2) and one by one, folds of the dense parts into the cells (one per dense
+/// range at its end, more when the counts outgrow their bits or a guess widens), blocks taken one by one for an Inf
+/// or NaN; ranges under a guessed window (Step D5), guesses that met a term outside and went on under the joined
+/// window, and guesses that met one and started again (the joined window did not fit); dense blocks of normal terms
+/// only (the decode without the zero/subnormal clamp) and, of those, with every shift below 64 (two 64-bit shifts);
+/// the other dense blocks take the general decode. For tests (every exit ran).
 struct dense_scatter_counts {
     std::uint64_t dense_ranges = 0, one_by_one_ranges = 0, folds = 0, special_blocks = 0;
+    std::uint64_t guessed_ranges = 0, guesses_widened = 0, guesses_restarted = 0;
+    std::uint64_t normal_blocks = 0, narrow_blocks = 0;
 };
 dense_scatter_counts take_dense_scatter_counts() noexcept;
 

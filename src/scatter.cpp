@@ -13,7 +13,8 @@
 #include <atomic>     // scatter_terms' first rejected position
 #include <exception>  // std::exception_ptr (run_partitioned)
 
-#include <algorithm>
+#include <algorithm>  // std::min({...})
+#include <initializer_list>
 #include <cstddef>  // offsetof
 #include <cstdlib>  // std::aligned_alloc
 #include <new>
@@ -920,24 +921,26 @@ std::size_t scatter_in_order(cell* base, std::size_t cells, std::size_t begin, s
 // term and no check, and the array is folded into the cells (Step D3) at the end, or whenever the counts could
 // outgrow their bits. Blocks holding an Inf or a NaN take scatter_in_order instead.
 
-// The magnitudes' range in one pass (vectorized: target_clones): the largest magnitude encoding and the least
-// non-zero one minus 1 (a zero wraps to the top, so it never is the least).
+// The magnitudes' range in one pass (vectorized: target_clones): the largest magnitude encoding, the least
+// non-zero one minus 1 (a zero wraps to the top, so it never is the least) and the least one (0 when a zero is
+// among them).
 template <class Bits>
 struct magnitude_range {
-    Bits top = 0, least_minus_one = static_cast<Bits>(~Bits{0});
+    Bits top = 0, least_minus_one = static_cast<Bits>(~Bits{0}), least = static_cast<Bits>(~Bits{0});
 };
 typedef std::uint64_t __attribute__((may_alias)) alias64;
 typedef std::uint32_t __attribute__((may_alias)) alias32;
 typedef std::uint16_t __attribute__((may_alias)) alias16;
 template <class Bits, class Alias>
 [[gnu::always_inline]] inline magnitude_range<Bits> range_masked(const Alias* p, std::size_t n, Bits mask) {
-    Bits top = 0, low = static_cast<Bits>(~Bits{0});
+    Bits top = 0, low = static_cast<Bits>(~Bits{0}), least = static_cast<Bits>(~Bits{0});
     for (std::size_t i = 0; i < n; ++i) {
         const Bits m = static_cast<Bits>(p[i] & mask);
         top = std::max(top, m);
         low = std::min(low, static_cast<Bits>(m - 1));
+        least = std::min(least, m);
     }
-    return {top, low};
+    return {top, low, least};
 }
 #define EXACTREF_RANGE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 EXACTREF_RANGE_CLONES magnitude_range<std::uint64_t> range64(const alias64* p, std::size_t n, std::uint64_t m) {
@@ -962,34 +965,53 @@ magnitude_range<std::uint16_t> range_any(const void* p, std::size_t n, std::uint
 
 // Step D1: the binades of a scatter's finite non-zero terms, as max(exponent field, 1) (a subnormal's field is 0
 // but its unit is that of field 1): field_lo <= max(field, 1) <= field_hi for each. special: an Inf or NaN is among
-// them (left out of the range). No finite non-zero term: field_lo = field_hi = 1.
+// them (left out of the range). any: some finite non-zero term was seen (else field_lo = field_hi = 1).
 struct term_window {
     int field_lo = 1, field_hi = 1;
-    bool special = false;
+    bool special = false, any = false;
+    // The window of both (w's terms and these).
+    term_window& operator|=(const term_window& w) noexcept {
+        if (w.any) {
+            field_lo = any ? std::min(field_lo, w.field_lo) : w.field_lo;
+            field_hi = any ? std::max(field_hi, w.field_hi) : w.field_hi;
+            any = true;
+        }
+        special = special || w.special;
+        return *this;
+    }
 };
 template <floating_format T>
-term_window window_of(std::span<const T> xs, term_window w, bool first) {
+struct window_bits {
     using tr = format_traits<T>;
     using bits_t = typename tr::bits_type;
-    constexpr int frac_bits = tr::info.precision - 1;
-    const auto mask = static_cast<bits_t>(~(std::uint64_t{1} << (tr::info.storage_bits - 1)));
-    const auto special = static_cast<bits_t>(std::uint64_t{tr::info.special_exponent_field()} << frac_bits);
-    magnitude_range<bits_t> r = range_any(static_cast<const void*>(xs.data()), xs.size(), mask);
-    if (r.top >= special) {  // an Inf or a NaN: the range of the others, one by one
-        w.special = true;
-        r = {};
-        for (const T& x : xs) {
-            const auto m = static_cast<bits_t>(tr::to_bits(x) & mask);
-            if (m >= special) continue;
-            r.top = std::max(r.top, m);
-            r.least_minus_one = std::min(r.least_minus_one, static_cast<bits_t>(m - 1));
-        }
+    static constexpr int frac_bits = tr::info.precision - 1;
+    static constexpr auto mask = static_cast<bits_t>(~(std::uint64_t{1} << (tr::info.storage_bits - 1)));
+    static constexpr auto special = static_cast<bits_t>(std::uint64_t{tr::info.special_exponent_field()} << frac_bits);
+    static constexpr auto least_normal = static_cast<bits_t>(std::uint64_t{1} << frac_bits);
+    // The window of a range without Inf or NaN (r.top < special).
+    static term_window of(const magnitude_range<bits_t>& r) noexcept {
+        term_window w;
+        if (r.top == 0) return w;  // no finite non-zero term
+        w.any = true;
+        w.field_hi = std::max(1, static_cast<int>(r.top >> frac_bits));
+        w.field_lo = std::max(1, static_cast<int>(static_cast<bits_t>(r.least_minus_one + 1) >> frac_bits));
+        return w;
     }
-    if (r.top == 0) return w;  // no finite non-zero term here
-    const int hi = std::max(1, static_cast<int>(r.top >> frac_bits));
-    const int lo = std::max(1, static_cast<int>(static_cast<bits_t>(r.least_minus_one + 1) >> frac_bits));
-    w.field_hi = first ? hi : std::max(w.field_hi, hi);
-    w.field_lo = first ? lo : std::min(w.field_lo, lo);
+};
+template <floating_format T>
+term_window window_of(std::span<const T> xs) {
+    using wb = window_bits<T>;
+    magnitude_range<typename wb::bits_t> r = range_any(static_cast<const void*>(xs.data()), xs.size(), wb::mask);
+    if (r.top < wb::special) return wb::of(r);
+    r = {};  // an Inf or a NaN: the range of the others, one by one
+    for (const T& x : xs) {
+        const auto m = static_cast<typename wb::bits_t>(format_traits<T>::to_bits(x) & wb::mask);
+        if (m >= wb::special) continue;
+        r.top = std::max(r.top, m);
+        r.least_minus_one = std::min(r.least_minus_one, static_cast<typename wb::bits_t>(m - 1));
+    }
+    term_window w = wb::of(r);
+    w.special = true;
     return w;
 }
 
@@ -1003,25 +1025,26 @@ term_window window_of(std::span<const T> xs, term_window w, bool first) {
 // stay below (n + 1)·2^(p + W) <= 2^125 at the exponent of field_lo, so no cell can spill on finite terms whatever
 // order or path (dense or one by one) its terms take (Step D4).
 constexpr std::size_t dense_max_cells = std::size_t{1} << 18;  // 8 MB of dense elements at most
-constexpr std::size_t dense_block = 1024;                       // terms per block (specials checked per block)
+constexpr std::size_t dense_block = 1024;                       // terms per block (window checked per block)
 struct dense_plan {
     bool use = false;
     bool special = false;  // some block may hold an Inf or a NaN
-    int field_lo = 1;
+    bool guessed = false;  // Step D5: the window is a guess, checked block by block
+    int field_lo = 1, field_hi = 1;
     int exponent = 0;      // of a part's unit: field_lo - emax - frac_bits
     unsigned count_bits = 1;
     std::size_t batch = 1;  // words per part between two folds: 2^count_bits - 1
 };
+bool dense_applies(std::size_t n, std::size_t cells) noexcept {
+    return cells != 0 && cells <= dense_max_cells && n >= 2 * cells;
+}
+// The plan for n terms (one initial value per cell more) whose finite non-zero terms all lie in window w.
 template <floating_format T>
-dense_plan plan_dense(std::span<const T> values, std::span<const T> initial, std::size_t cells) {
+dense_plan plan_for(const term_window& w, std::size_t n, std::size_t cells) {
     using tr = format_traits<T>;
     dense_plan plan;
-    const std::size_t n = values.size();
-    if (cells == 0 || cells > dense_max_cells || n < 2 * cells) return plan;
-    term_window w = window_of(values, {}, true);
-    if (!initial.empty()) w = window_of(initial, w, false);
     const int p = tr::info.precision, width = w.field_hi - w.field_lo;
-    if (std::bit_width(n + 1) + p + width > part_headroom_bits) return plan;
+    if (!dense_applies(n, cells) || std::bit_width(n + 1) + p + width > part_headroom_bits) return plan;
     const int max_bits = (128 - p - width) / 2;  // 2c + p + W <= 128
     const int want = std::bit_width(n);          // 2^want - 1 >= n: one fold at the end
     plan.count_bits = static_cast<unsigned>(std::min(max_bits, want));
@@ -1030,12 +1053,53 @@ dense_plan plan_dense(std::span<const T> values, std::span<const T> initial, std
     plan.use = true;
     plan.special = w.special;
     plan.field_lo = w.field_lo;
+    plan.field_hi = w.field_hi;
     plan.exponent = w.field_lo - tr::info.emax - (p - 1);
+    return plan;
+}
+// Steps D1, D2 over every term: the window of the values and the initial ones, read in one pass before the scatter.
+template <floating_format T>
+dense_plan plan_dense(std::span<const T> values, std::span<const T> initial, std::size_t cells) {
+    if (!dense_applies(values.size(), cells)) return {};
+    term_window w = window_of(values);
+    if (!initial.empty()) w |= window_of(initial);
+    return plan_for<T>(w, values.size(), cells);
+}
+// Step D5: a window guessed from the first block instead of a pass over every value: the widest window that still
+// folds once, at the end (2·bitwidth(n) + p + W <= 128, and D2's headroom), and keeps every shift below 64
+// (bitwidth(n) + W <= 63: binary32 at n = 10^7 takes 39 binades, binary64 27), placed one binade above the first
+// block's top (or higher, to reach down to its least binade), within the finite fields. The initial values must lie
+// in it (their window is one pass over one value per cell). use = false when there is no such window (the first
+// block spans more, holds an Inf or a NaN, or has no non-zero term; an initial value outside): plan_dense then.
+template <floating_format T>
+dense_plan plan_guessed(std::span<const T> values, std::span<const T> initial, std::size_t cells) {
+    using tr = format_traits<T>;
+    const std::size_t n = values.size();
+    if (!dense_applies(n, cells)) return {};
+    const term_window first = window_of(values.first(std::min(n, dense_block)));
+    const int p = tr::info.precision, top_field = static_cast<int>(tr::info.special_exponent_field()) - 1;
+    const int count_bits = static_cast<int>(std::bit_width(n));  // one fold, at the end
+    // At most 63 - count_bits binades, so that every shift stays below 64 (add_dense_block's narrow decode).
+    const int headroom = part_headroom_bits - static_cast<int>(std::bit_width(n + 1)) - p;  // D2
+    const int width = std::min({128 - p - 2 * count_bits, headroom, 63 - count_bits});
+    if (first.special || !first.any || width < first.field_hi - first.field_lo) return {};
+    term_window guess;
+    guess.any = true;
+    guess.field_lo = std::max(1, std::min(first.field_lo, first.field_hi + 1 - width));
+    guess.field_hi = std::min(top_field, guess.field_lo + width);  // >= first.field_hi (width covers the block)
+    if (!initial.empty()) {
+        const term_window w = window_of(initial);
+        if (w.special || (w.any && (w.field_lo < guess.field_lo || w.field_hi > guess.field_hi))) return {};
+    }
+    dense_plan plan = plan_for<T>(guess, n, cells);
+    if (!plan.use || plan.batch < n) return {};  // (not reached: the width was chosen for one fold)
+    plan.guessed = true;
     return plan;
 }
 
 // detail::take_dense_scatter_counts (compact_cells.h): relaxed counters, touched once per range, fold or block.
-std::atomic<std::uint64_t> dense_ranges{0}, one_by_one_ranges{0}, dense_folds{0}, special_blocks{0};
+std::atomic<std::uint64_t> dense_ranges{0}, one_by_one_ranges{0}, dense_folds{0}, special_blocks{0},
+    guessed_ranges{0}, guesses_widened{0}, guesses_restarted{0}, normal_blocks{0}, narrow_blocks{0};
 void tally(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
 
 // The dense element updated this many terms ahead is fetched early: 32 measured best of 16, 32, 64 (10^5 elements,
@@ -1045,10 +1109,51 @@ struct alignas(32) dense_element {
     u128 part[2];  // [sign bit]: (value / 2^exponent) << count_bits | count
 };
 
+// The dense parts, zeroed: at huge_page_bytes and more on Linux, fresh 2 MiB-aligned pages with MADV_HUGEPAGE (a
+// 3.2 MB array of random updates then needs 2 TLB entries instead of ~800, and its zeroing is 2 page faults), else
+// (or when mmap fails) operator new and a clear.
+class dense_storage {
+  public:
+    explicit dense_storage(std::size_t count) : count_(count) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        const std::size_t bytes = count * sizeof(dense_element);
+        if (bytes >= huge_page_bytes) {
+            mapped_ = (bytes + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes + huge_page_bytes;
+            void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED) {
+                map_ = p;
+                const auto at = (reinterpret_cast<std::uintptr_t>(p) + huge_page_bytes - 1) & ~(huge_page_bytes - 1);
+                data_ = reinterpret_cast<dense_element*>(at);  // anonymous pages read as zeros
+                (void)madvise(data_, mapped_ - huge_page_bytes, MADV_HUGEPAGE);  // advice only
+                return;
+            }
+        }
+#endif
+        owned_ = std::make_unique<dense_element[]>(count);  // value-initialized: zeros
+        data_ = owned_.get();
+    }
+    ~dense_storage() {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (map_ != nullptr) (void)munmap(map_, mapped_);
+#endif
+    }
+    dense_storage(const dense_storage&) = delete;
+    dense_storage& operator=(const dense_storage&) = delete;
+    std::span<dense_element> elements() noexcept { return {data_, count_}; }
+
+  private:
+    std::size_t count_ = 0, mapped_ = 0;
+    void* map_ = nullptr;
+    std::unique_ptr<dense_element[]> owned_;
+    dense_element* data_ = nullptr;
+};
+
 // Step D3: folds every dense element into its cell (builder form, or spilled) and clears it. An element becomes the
 // builder-form cell of its terms (parts at plan.exponent; the flags from the counts and parts: a term other than
-// -0.0 was seen when the positive side counts one or the negative part is non-zero, and so on), merged by
-// merge_cell (an empty cell takes it as it is: the same state); Step D4 says it fits. clear: zero the parts after.
+// -0.0 was seen when the positive side counts one or the negative part is non-zero, and so on), merged into the
+// cell: an empty cell takes it as it is (the same state); a compact cell at the same exponent (an earlier fold of
+// the same plan) adds the parts, checked exactly against 2^125 as merge_parts does; any other by merge_cell. Step
+// D4 says it fits. clear: zero the parts after.
 void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& plan, const spill_list& spills,
                 bool clear) {
     tally(dense_folds);
@@ -1068,52 +1173,149 @@ void fold_dense(cell* base, std::span<dense_element> dense, const dense_plan& pl
             from.exponent = plan.exponent;
             store_parts(from, p, n);
         }
-        if (base[i].count == 0) base[i] = from;  // an empty cell (the usual case) takes the element as it is
-        else merge_cell(base[i], from, nullptr, spills);
+        cell& to = base[i];
         if (clear) d = dense_element{};
+        if (to.count == 0) {  // an empty cell (the usual case) takes the element as it is
+            to = from;
+            continue;
+        }
+        if ((to.state & (cell_spilled | cell_saw_nonzero)) == cell_saw_nonzero && to.exponent == plan.exponent) {
+            const u128 sum_p = abs_of(to) + p, sum_n = negative_part_of(to) + n;  // < 2^126: no wrap
+            if (((sum_p | sum_n) >> part_headroom_bits) == 0) {
+                store_parts(to, sum_p, sum_n);
+                to.count += from.count;
+                to.state |= from.state;
+                continue;
+            }
+        }
+        merge_cell(to, from, nullptr, spills);
     }
 }
 
-// True when xs holds an Inf or a NaN.
-template <floating_format T>
-bool has_special(std::span<const T> xs) noexcept {
-    using tr = format_traits<T>;
-    using bits_t = typename tr::bits_type;
-    constexpr int frac_bits = tr::info.precision - 1;
-    const auto mask = static_cast<bits_t>(~(std::uint64_t{1} << (tr::info.storage_bits - 1)));
-    const auto special = static_cast<bits_t>(std::uint64_t{tr::info.special_exponent_field()} << frac_bits);
-    bits_t top = 0;
-    for (const T& x : xs) top = std::max(top, static_cast<bits_t>(tr::to_bits(x) & mask));
-    return top >= special;
-}
-
-// As scatter_in_order over positions begin .. end-1, with values = value(i) for every i, through the dense array
-// (Steps D2, D3) when plan.use: one 128-bit addition per term into the part the sign bit selects, the dense element
-// fetched dense_prefetch_distance terms ahead. Blocks with an Inf or a NaN are added one by one (scatter_in_order).
-template <floating_format T, class Target, class Value>
-std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std::size_t end, Target& target,
-                          Value& value, std::span<const T> values, const dense_plan& plan, const spill_list& spills) {
-    if (!plan.use) {
-        tally(one_by_one_ranges);
-        return scatter_in_order(base, cells, begin, end, target, value, spills);
-    }
-    tally(dense_ranges);
+// Adds the terms start .. stop-1 (stop <= end) to the dense parts at plan's unit: one 128-bit addition per term into
+// the part its sign bit selects, the element fetched dense_prefetch_distance terms ahead (a prefetch never faults, so
+// its address is not checked); returns `bad` or, if it was none, the first position whose target is >= cells.
+// all_normal: every term of the block is a normal number (no zero, no subnormal: the block's least magnitude is at
+// least 2^emin), so m always has its leading bit and the shift needs no clamp; narrow: moreover every shift is below
+// 64 (count_bits + the block's top field - field_lo <= 63), so the word's halves are m << shift and m >> (64 - shift)
+// (two 64-bit shifts instead of a 128-bit one; N(0,1) data: shifts 24 .. 51).
+enum class block_kind { general, all_normal, narrow };
+template <floating_format T, block_kind kind, class Target>
+[[gnu::always_inline]] inline std::size_t add_dense_block(u128* parts, std::size_t cells, std::size_t start,
+                                                          std::size_t stop, std::size_t end, Target& target,
+                                                          const T* values, int shift_base, std::size_t bad) {
     using tr = format_traits<T>;
     constexpr int frac_bits = tr::info.precision - 1;
     constexpr std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
     constexpr std::uint32_t field_mask = tr::info.special_exponent_field();
     constexpr int sign_shift = tr::info.storage_bits - 1;
-    std::vector<dense_element> dense(cells);
+    auto add = [&](std::size_t i) {
+        const std::size_t t = target(i);
+        if (t >= cells) [[unlikely]] {
+            if (bad == none) bad = i;
+            return;
+        }
+        const std::uint64_t bits = tr::to_bits(values[i]);
+        const auto field = static_cast<std::uint32_t>(bits >> frac_bits) & field_mask;
+        std::uint64_t m;
+        unsigned shift;
+        if constexpr (kind != block_kind::general) {  // field_lo <= field <= field_hi: the shift lies in [c, c + W]
+            m = (bits & frac_mask) | (std::uint64_t{1} << frac_bits);
+            shift = static_cast<unsigned>(static_cast<int>(field) + shift_base);
+        } else {
+            m = (bits & frac_mask) | (std::uint64_t{field != 0} << frac_bits);
+            // A zero (m = 0) may lie below field_lo: any shift of 0 is 0, so the shift is taken mod 128.
+            shift = static_cast<unsigned>(static_cast<int>(field | (field == 0)) + shift_base) & 127u;
+        }
+        u128 word;
+        if constexpr (kind == block_kind::narrow)  // 1 <= shift <= 63 (count_bits >= 1)
+            word = (u128{(m >> 1) >> (63 - shift)} << 64) | ((m << shift) | 1u);
+        else
+            word = (u128{m} << shift) | 1u;
+        parts[2 * t + ((bits >> sign_shift) & 1u)] += word;
+    };
+    const auto origin = reinterpret_cast<std::uintptr_t>(parts);
+    const std::size_t ahead_stop = std::min(stop, end - std::min(end, dense_prefetch_distance));
+    std::size_t i = start;
+    for (; i < ahead_stop; ++i) {
+        const std::size_t ahead = target(i + dense_prefetch_distance);
+        __builtin_prefetch(reinterpret_cast<const void*>(origin + sizeof(dense_element) * ahead), 1);
+        add(i);
+    }
+    for (; i < stop; ++i) add(i);
+    return bad;
+}
+
+// The result of scatter_range: the first out-of-range position (or none); restart: a guessed window (Step D5) met
+// a term outside it and the window of every term does not fit the dense parts, so nothing was added to the cells
+// and the scatter must run again with plan_dense's plan (`plan`).
+struct range_result {
+    std::size_t bad = none;
+    bool restart = false;
+    dense_plan plan;
+};
+
+// As scatter_in_order over positions begin .. end-1, with values = value(i) for every i, through the dense array
+// (Steps D2, D3) when plan.use, block by block: each block's magnitude range (one vectorized pass over 1024 values,
+// which then stay in L1 for the additions) says whether it holds an Inf or a NaN (then it is added one by one,
+// scatter_in_order), whether every term is normal (add_dense_block's cheaper decode) and, for a guessed plan
+// (Step D5), whether it lies in the window. A block outside a guessed window: the window of every term (the blocks
+// seen, a pass over the rest, the initial values) joined to the guess gives a new plan; if it is usable, the dense
+// parts are folded at the guess's unit and the scatter goes on with it (Step D4 holds for the joined window),
+// otherwise it returns restart with nothing added to the cells.
+template <floating_format T, class Target, class Value>
+range_result scatter_range(cell* base, std::size_t cells, std::size_t begin, std::size_t end, Target& target,
+                           Value& value, std::span<const T> values, dense_plan plan, const spill_list& spills,
+                           std::span<const T> initial = {}) {
+    range_result result;
+    if (!plan.use) {
+        tally(one_by_one_ranges);
+        result.bad = scatter_in_order(base, cells, begin, end, target, value, spills);
+        return result;
+    }
+    tally(plan.guessed ? guessed_ranges : dense_ranges);
+    using wb = window_bits<T>;
+    dense_storage storage(cells);
+    const std::span<dense_element> dense = storage.elements();
     u128* const parts = &dense.data()->part[0];
-    const int shift_base = static_cast<int>(plan.count_bits) - plan.field_lo;
-    std::size_t bad = none, since_fold = 0;
-    const std::size_t block = std::min(dense_block, plan.batch);  // a block never holds more words than a batch
-    for (std::size_t start = begin; start < end; start += block) {
+    std::size_t& bad = result.bad;
+    std::size_t since_fold = 0;
+    term_window seen;  // of the blocks added so far (for a guessed plan)
+    for (std::size_t start = begin; start < end;) {
+        const std::size_t block = std::min(dense_block, plan.batch);  // a block never holds more words than a batch
         const std::size_t stop = std::min(end, start + block);
-        if (plan.special && has_special(values.subspan(start, stop - start))) {
+        const auto r = range_any(static_cast<const void*>(values.data() + start), stop - start, wb::mask);
+        const bool special = r.top >= wb::special;
+        if (plan.guessed) {
+            const term_window w = special ? term_window{} : wb::of(r);
+            if (special || (w.any && (w.field_lo < plan.field_lo || w.field_hi > plan.field_hi))) {
+                // Step D5's exit: the window of every term, joined to the guess.
+                term_window all = seen;
+                all |= window_of(values.subspan(start, end - start));
+                if (!initial.empty()) all |= window_of(initial);
+                term_window joined = all;
+                joined.field_lo = std::min(all.field_lo, plan.field_lo);
+                joined.field_hi = std::max(all.field_hi, plan.field_hi);
+                const dense_plan wider = plan_for<T>(joined, values.size(), cells);
+                if (!wider.use) {
+                    tally(guesses_restarted);
+                    result.restart = true;
+                    result.plan = plan_for<T>(all, values.size(), cells);
+                    return result;
+                }
+                tally(guesses_widened);
+                fold_dense(base, dense, plan, spills, true);
+                plan = wider;
+                since_fold = 0;
+                continue;  // this block again, under the wider plan
+            }
+            seen |= w;
+        }
+        if (special) {
             tally(special_blocks);
             const std::size_t b = scatter_in_order(base, cells, start, stop, target, value, spills);
             if (bad == none) bad = b;
+            start = stop;
             continue;
         }
         if (since_fold + (stop - start) > plan.batch) {
@@ -1121,26 +1323,23 @@ std::size_t scatter_range(cell* base, std::size_t cells, std::size_t begin, std:
             since_fold = 0;
         }
         since_fold += stop - start;
-        for (std::size_t i = start; i < stop; ++i) {
-            if (i + dense_prefetch_distance < end) {
-                const std::size_t ahead = target(i + dense_prefetch_distance);
-                if (ahead < cells) __builtin_prefetch(parts + 2 * ahead, 1);
-            }
-            const std::size_t t = target(i);
-            if (t >= cells) [[unlikely]] {
-                if (bad == none) bad = i;
-                continue;
-            }
-            const std::uint64_t bits = tr::to_bits(values[i]);
-            const auto field = static_cast<std::uint32_t>(bits >> frac_bits) & field_mask;
-            const std::uint64_t m = (bits & frac_mask) | (std::uint64_t{field != 0} << frac_bits);
-            // A zero (m = 0) may lie below field_lo: any shift of 0 is 0, so the shift is taken mod 128.
-            const unsigned shift = static_cast<unsigned>(static_cast<int>(field | (field == 0)) + shift_base) & 127u;
-            parts[2 * t + ((bits >> sign_shift) & 1u)] += (u128{m} << shift) | 1u;
-        }
+        const int shift_base = static_cast<int>(plan.count_bits) - plan.field_lo;
+        const int top_shift = shift_base + std::max(1, static_cast<int>(r.top >> wb::frac_bits));
+        if (r.least >= wb::least_normal && top_shift <= 63) {
+            tally(narrow_blocks);
+            bad = add_dense_block<T, block_kind::narrow>(parts, cells, start, stop, end, target, values.data(),
+                                                         shift_base, bad);
+        } else if (r.least >= wb::least_normal) {
+            tally(normal_blocks);
+            bad = add_dense_block<T, block_kind::all_normal>(parts, cells, start, stop, end, target, values.data(),
+                                                             shift_base, bad);
+        } else
+            bad = add_dense_block<T, block_kind::general>(parts, cells, start, stop, end, target, values.data(),
+                                                          shift_base, bad);
+        start = stop;
     }
     fold_dense(base, dense, plan, spills, false);  // the last: the dense parts are dropped after it
-    return bad;
+    return result;
 }
 
 // The input-chunk scatter (Step T3 of docs/algorithms/compact-reference-array.md): thread k adds the terms of the
@@ -1169,7 +1368,8 @@ std::size_t scatter_by_chunks(compact_reference_array& out, std::size_t n, std::
             partial[k].assign(cells, cell{});
             const spill_list pairs{&partial_pairs[k], &partial_pairs[k]};
             bad[k] = scatter_range<T>(partial[k].data(), cells, k * length, std::min(n, (k + 1) * length), target,
-                                      value, values, plan, pairs);
+                                      value, values, plan, pairs)
+                         .bad;
         } catch (...) {
             keep();
         }
@@ -1209,10 +1409,11 @@ template <floating_format T, class Target, class Value, class Reject>
 void scatter_terms(compact_reference_array& out, std::size_t n, Target target, Value value, Reject reject,
                    unsigned threads, std::span<const T> values = {}, std::span<const T> initial = {}) {
     const std::size_t cells = out.size();
-    const dense_plan plan = n != 0 && values.size() == n ? plan_dense(values, initial, cells) : dense_plan{};
+    const bool dense = n != 0 && values.size() == n;  // the terms are values[0 .. n-1]: Step D may apply
     constexpr std::size_t min_terms_per_cell = 8;  // so that the T partial arrays cost little beside the terms
     const std::size_t chunks = detail::chunk_count(n, threads);
     if (chunks > 1 && cells <= n / min_terms_per_cell) {
+        const dense_plan plan = dense ? plan_dense(values, initial, cells) : dense_plan{};
         if (const std::size_t bad = scatter_by_chunks<T>(out, n, chunks, target, value, values, plan); bad != none)
             reject(bad);
         return;
@@ -1221,7 +1422,15 @@ void scatter_terms(compact_reference_array& out, std::size_t n, Target target, V
     run_partitioned(out, n, threads, 1, [&](cell* base, std::size_t lo, std::size_t hi, const spill_list& spills) {
         std::size_t bad = none;
         if (lo == 0 && hi == cells) {  // one thread: every target in range is its own
-            bad = scatter_range<T>(base, cells, 0, n, target, value, values, plan, spills);
+            // Step D5: a window guessed from the first block, checked block by block; else (or when the guess
+            // fails and the window of every term does not fit it) the window of every term, read first.
+            const dense_plan guess = dense ? plan_guessed(values, initial, cells) : dense_plan{};
+            range_result r = guess.use ? scatter_range<T>(base, cells, 0, n, target, value, values, guess, spills,
+                                                          initial)
+                                       : range_result{none, true, dense ? plan_dense(values, initial, cells)
+                                                                        : dense_plan{}};
+            if (r.restart) r = scatter_range<T>(base, cells, 0, n, target, value, values, r.plan, spills);
+            bad = r.bad;
         } else {
             // Several threads: which terms are this thread's is a coin flip per term on random ids, so a branch on
             // it would mispredict half the time. Each block of positions is first compacted without a branch into
@@ -1557,7 +1766,8 @@ namespace detail {
 
 dense_scatter_counts take_dense_scatter_counts() noexcept {
     auto take = [](std::atomic<std::uint64_t>& c) { return c.exchange(0, std::memory_order_relaxed); };
-    return {take(dense_ranges), take(one_by_one_ranges), take(dense_folds), take(special_blocks)};
+    return {take(dense_ranges), take(one_by_one_ranges), take(dense_folds), take(special_blocks), take(guessed_ranges),
+            take(guesses_widened), take(guesses_restarted), take(normal_blocks), take(narrow_blocks)};
 }
 
 template <floating_format T>

@@ -135,10 +135,13 @@ TEST(ScatterDense, NarrowWindowOneFoldAtTheEnd) {
     for (std::size_t i = 0; i < n_terms; ++i)
         if (in.ids[i] >= 2900) in.ids[i] = 2899;  // segments 2900 .. 2999 empty
     const auto c = check_builders(in, "narrow window");
-    EXPECT_GT(c.dense_ranges, 0u);
+    EXPECT_GT(c.dense_ranges, 0u);      // 2 and 3 threads: the window read first
+    EXPECT_GT(c.guessed_ranges, 0u);    // 1 thread: guessed from the first block, and every term lies in it
+    EXPECT_EQ(c.guesses_widened + c.guesses_restarted, 0u);
     EXPECT_EQ(c.one_by_one_ranges, 0u);
-    EXPECT_EQ(c.folds, c.dense_ranges);  // no fold but the last of each range
+    EXPECT_EQ(c.folds, c.dense_ranges + c.guessed_ranges);  // no fold but the last of each range
     EXPECT_EQ(c.special_blocks, 0u);
+    EXPECT_EQ(c.normal_blocks + c.narrow_blocks, 0u);  // a zero in every block: the general decode
 }
 
 TEST(ScatterDense, CountsOutgrowTheirBitsAndFoldOnTheWay) {
@@ -153,6 +156,8 @@ TEST(ScatterDense, CountsOutgrowTheirBitsAndFoldOnTheWay) {
     EXPECT_GT(c.dense_ranges, 0u);
     EXPECT_EQ(c.one_by_one_ranges, 0u);
     EXPECT_GT(c.folds, c.dense_ranges + 100);  // folds on the way
+    EXPECT_GT(c.normal_blocks, 0u);  // normal terms only, shifts up to 10 + 54 = 64: one 128-bit shift
+    EXPECT_EQ(c.narrow_blocks, 0u);
 }
 
 TEST(ScatterDense, TheWidestWindowIsDenseAndOneBinadeMoreIsNot) {
@@ -218,8 +223,73 @@ TEST(ScatterDense, BlocksWithInfOrNanGoOneByOne) {
     const auto c = check_builders(in, "Inf and NaN blocks");
     EXPECT_GT(c.dense_ranges, 0u);
     EXPECT_GT(c.special_blocks, 0u);
+    EXPECT_GT(c.guesses_widened, 0u);  // 1 thread: the NaN's block leaves the guess, which goes on with Inf blocks
     const auto r = er::segment_sum(std::span<const double>(in.values), std::span<const std::int64_t>(in.ids), 2000);
     EXPECT_EQ(r.spilled(), 2u);
+}
+
+TEST(ScatterDense, AGuessedWindowWidensOrStartsAgain) {
+    // Step D5 on one thread: the first block spans fields 1000 .. 1010, so the guess is [972, 1011] (39 binades: one
+    // fold at n = 150,000). One term outside it, late, at each kind of exit; 200 segments, so that a joined window
+    // of 51 binades (12 count bits: folds every 4095 words) is still dense.
+    struct exit_case {
+        const char* what;
+        int field;  // of the one term outside the guess
+        bool widened, restarted_dense, one_by_one;
+    };
+    for (const exit_case& e : {exit_case{"below, joined window dense", 960, true, false, false},
+                               exit_case{"above, joined window too wide, every term's dense", 1050, false, true, false},
+                               exit_case{"far below, one by one", 900, false, false, true},
+                               exit_case{"just below the guess", 971, true, false, false},
+                               exit_case{"the guess's own ends", 972, false, false, false}}) {
+        std::mt19937_64 rng(407);
+        input in = make_input(rng, n_terms, 200, 1000, 1010);
+        for (double& x : in.initial) x = std::ldexp(x, 0);  // in [1000, 1010] too
+        in.values[123457] = -std::bit_cast<double>((static_cast<std::uint64_t>(e.field) << 52) | 12345);
+        if (e.field == 972) in.values[99999] = std::bit_cast<double>((std::uint64_t{1011} << 52) | 7);
+        (void)er::detail::take_dense_scatter_counts();
+        const auto one = er::segment_sum(std::span<const double>(in.values), std::span<const std::int64_t>(in.ids),
+                                         in.segments, {}, er::out_of_range::error, 1);
+        const auto c = er::detail::take_dense_scatter_counts();
+        EXPECT_EQ(c.guessed_ranges, 1u) << e.what;
+        EXPECT_EQ(c.guesses_widened, e.widened ? 1u : 0u) << e.what;
+        EXPECT_EQ(c.guesses_restarted, e.restarted_dense || e.one_by_one ? 1u : 0u) << e.what;
+        EXPECT_EQ(c.dense_ranges, e.restarted_dense ? 1u : 0u) << e.what;
+        EXPECT_EQ(c.one_by_one_ranges, e.one_by_one ? 1u : 0u) << e.what;
+        if (e.widened) EXPECT_GE(c.folds, 2u) << e.what;  // the guess's, and the joined window's
+        if (e.field == 960) EXPECT_GE(c.folds, 8u) << e.what;  // then every 4095 words of the 26,543 left
+        EXPECT_EQ(one.spilled(), e.one_by_one ? 1u : 0u) << e.what;  // 110 binades apart: that segment spills
+        if (!e.one_by_one) EXPECT_GT(c.narrow_blocks, 0u) << e.what;  // shifts 18 + (1010 - 972) = 56 at most
+        check_builders(in, e.what);  // every builder on 1, 2, 3 threads, against the oracles and each other
+    }
+}
+
+TEST(ScatterDense, NoGuessWhereTheFirstBlockCannotGiveOne) {
+    // The first block holding an Inf, or spanning more than the guess may (40 binades at n = 150,000), or an initial
+    // value outside the guess: the window of every term is read first (Steps D1, D2), dense where it fits.
+    std::mt19937_64 rng(408);
+    input inf = make_input(rng, n_terms, 300, 1000, 1010);
+    inf.values[3] = std::numeric_limits<double>::infinity();
+    input wide = make_input(rng, n_terms, 300, 990, 1030);
+    input init = make_input(rng, n_terms, 300, 1000, 1010);
+    init.initial[7] = std::ldexp(1.0, 1040 - 1023);  // above the guess [972, 1011]; within D2's 54 binades
+    for (const auto& [what, in] : {std::pair<const char*, const input&>{"Inf in the first block", inf},
+                                   std::pair<const char*, const input&>{"a wide first block", wide}}) {
+        (void)er::detail::take_dense_scatter_counts();
+        (void)er::segment_sum(std::span<const double>(in.values), std::span<const std::int64_t>(in.ids), in.segments,
+                              {}, er::out_of_range::error, 1);
+        const auto c = er::detail::take_dense_scatter_counts();
+        EXPECT_EQ(c.guessed_ranges, 0u) << what;
+        EXPECT_EQ(c.dense_ranges, 1u) << what;
+        check_builders(in, what);
+    }
+    (void)er::detail::take_dense_scatter_counts();
+    (void)er::segment_sum(std::span<const double>(init.values), std::span<const std::int64_t>(init.ids),
+                          init.segments, std::span<const double>(init.initial), er::out_of_range::error, 1);
+    const auto c = er::detail::take_dense_scatter_counts();
+    EXPECT_EQ(c.guessed_ranges, 0u);
+    EXPECT_EQ(c.dense_ranges, 1u);
+    check_builders(init, "an initial value above the guess");
 }
 
 TEST(ScatterDense, OutOfRangeIdsAreDroppedOrNamed) {
@@ -253,7 +323,7 @@ TEST(ScatterDense, PlantedKernelFaultsAreRejected) {
     (void)er::detail::take_dense_scatter_counts();
     const auto refs = er::segment_sum(std::span<const double>(values), std::span<const std::int64_t>(ids), segments,
                                       std::span<const double>(initial), er::out_of_range::error, 1);
-    EXPECT_GT(er::detail::take_dense_scatter_counts().dense_ranges, 0u);
+    EXPECT_GT(er::detail::take_dense_scatter_counts().guessed_ranges, 0u);  // one thread: Step D5
     auto kernel = [&](int fault) { return sc::faulty_bincount(values, ids, initial, 100000, fault); };
     const er::standard model = er::any_order();
     EXPECT_TRUE(er::covers(std::span<const double>(kernel(0)), refs, model).covered);
