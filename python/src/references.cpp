@@ -102,20 +102,20 @@ bool is_c_contiguous(const std::int64_t* shape, const std::int64_t* strides, std
     return true;
 }
 
-// The structured bounds of one block (each standard's data bound, one pass over the block per standard).
-template <class T>
-void add_structures(reference& r, const T* base, const std::int64_t* shape, const std::int64_t* strides,
-                    std::size_t k, const std::vector<standard>& structures) {
+// The structured bounds of one block (each standard's data bound, one pass over the block per standard), given to
+// keep(bound) one by one: the block in place when it is C-contiguous, else copied into `copy` first.
+template <class T, class Keep>
+void for_each_structure(const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k,
+                        const std::vector<standard>& structures, std::vector<T>& copy, Keep&& keep) {
     if (structures.empty()) return;
     std::size_t count = 1;
     for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
-    std::vector<T> copy;
     std::span<const T> xs(base, count);
     if (count > 0 && !is_c_contiguous(shape, strides, k)) {
         copy = gather_block(base, shape, strides, k);
         xs = std::span<const T>(copy);
     }
-    for (const standard& m : structures) r.structures.push_back(structured_bound(xs, m));
+    for (const standard& m : structures) keep(structured_bound(xs, m));
 }
 
 // Passes the k-dimensional block at `base` (shape, strides in elements) to add(span, threads) as runs of its terms in
@@ -209,7 +209,8 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
                          r.count += xs.size();
                          add_span(r, xs, t);
                      });
-        add_structures<T>(r, base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures);
+        for_each_structure<T>(base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures, buffer,
+                              [&](structure_bound b) { r.structures.push_back(std::move(b)); });
         r.cache_enclosures();  // for covers() over arrays (reference.h)
     });
 }
@@ -218,8 +219,11 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
 // and max|x_i| per element beside it (8 bytes), filled run by run: compact_reference_array::add (the cell update for
 // short runs, the superaccumulator kernel from kernel_terms on), or a run long enough for several threads summed by
 // exactref::sum on them and merged. Each element answers what its full reference would (tests/python/test_sum.py).
+// With structures, each element's data bounds are kept beside (keep_structures: 8 bytes per element, structure and
+// accumulation format and rounding that hold the terms), computed over the block in a second pass.
 template <class T>
-void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, unsigned threads, reference_list& out) {
+void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, const std::vector<standard>& structures,
+                                unsigned threads, reference_list& out) {
     const std::size_t keep = v.shape.size() - reduce;
     const std::size_t outputs = outputs_of(v, reduce);
     compact_reference_array refs({outputs}, format_traits<T>::info.id);
@@ -239,6 +243,13 @@ void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, unsigned
                          largest[i] = std::max(largest[i], largest_magnitude(xs));
                      });
     });
+    if (!structures.empty()) {
+        refs.keep_structures(structures);
+        for_each_output(v, reduce, outputs, [&](std::size_t i, std::int64_t offset) {
+            for_each_structure<T>(base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures,
+                                  buffer, [&](const structure_bound& b) { refs.set_structure_bound(i, b); });
+        });
+    }
     out.compact = std::make_shared<const compact_reference_array>(std::move(refs));
     out.largest = std::make_shared<const std::vector<double>>(std::move(largest));
 }
@@ -256,7 +267,7 @@ reference_list sum_trailing(const any_array& a, const std::optional<std::string>
     nb::gil_scoped_release release;
     with_storage(v.type, [&](auto tag) {
         using T = decltype(tag);
-        if (compact && structures.empty()) sum_trailing_compact_typed<T>(v, reduce, workers, out);
+        if (compact) sum_trailing_compact_typed<T>(v, reduce, structures, workers, out);
         else sum_trailing_typed<T>(v, reduce, structures, workers, out);
     });
     return out;
