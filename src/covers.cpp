@@ -607,7 +607,8 @@ void decide_lanes_portable(const detail::compact_lanes& in, std::size_t count, c
 
 // The lanes the block filter runs with: the CPU's widest (EXACTREF_SIMD caps it), capped by the tests' setting;
 // 0 turns it off (compact_decider::decide_fast decides element by element).
-int block_lanes() noexcept {
+int block_lanes() {
+    detail::check_simd_setting();  // a bad EXACTREF_SIMD is an error, not ignored
     const int cap = block_lanes_cap.load(std::memory_order_relaxed);
 #ifdef EXACTREF_COVERS_DISPATCH
     const int host = detail::host_simd_lanes();
@@ -1028,9 +1029,34 @@ public:
             for (const std::uint64_t c : {lo, hi}) {
                 key_ref_.count = c;
                 if (model.structured && (refs.structures().empty() || data_ != nullptr)) add_flat_structure(key_ref_);
-                (void)prepare(key_ref_, model, result);
+                try {
+                    (void)prepare(key_ref_, model, result);
+                } catch (const std::invalid_argument& e) {
+                    if (refs.is_scan() && splits_into_groups(model)) throw_scan_groups(model, lo, e);
+                    throw;
+                }
             }
         }
+    }
+
+    // A structure with "/N" or "%N" groups describes a sum of a fixed length cut into N groups; a scan's prefixes
+    // have every length from 1 (0: exclusive) up, so the first prefixes cannot hold N groups. level_shapes' advice
+    // (fewer groups) does not apply there: say which standards describe a scan (docs/scatter.md, "Which standard").
+    static bool splits_into_groups(const standard& model) {
+        return std::any_of(model.levels.begin(), model.levels.end(), [](const level& l) {
+            return l.groups == level_groups::chunks || l.groups == level_groups::interleaved;
+        });
+    }
+    [[noreturn]] static void throw_scan_groups(const standard& model, std::uint64_t shortest,
+                                               const std::invalid_argument& e) {
+        throw std::invalid_argument(
+            "standard '" + model.name() + "' cuts each sum into a fixed number of groups (/N or %N), but the prefixes "
+            "of a scan have every length from " + std::to_string(shortest) + " up, so it describes no scan (" +
+            e.what() + "). For a scan (cumsum) judge each prefix by the scan's algorithm: 'any_order' for a "
+            "sequential scan (np.cumsum, torch.cumsum on CPU) or when the depth is unknown (CUB, thrust, "
+            "torch.cumsum on CUDA), 'tree' with height=H for a parallel scan whose every prefix is a tree of height "
+            "at most H (Hillis-Steele: ceil(log2 length); Blelloch: twice that), or a structure of consecutive "
+            "groups ('levels:fold:N,any', 'levels:fold'), which fits prefixes of every length");
     }
 
     // Element i as a full reference, with what prepare() needs of a structured standard: its kept data bound, or,

@@ -724,3 +724,54 @@ TEST(CoversRows, KeptStructuresRefuseMoreTermsAndOtherStructures) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SimdSetting, ABadValueIsAnErrorThatNamesIt) {
+    // ctest runs this under EXACTREF_SIMD=avx3 (tests/cmake/simd.cmake: simd_bad_value; the setting is read once per
+    // process); under a valid setting every entry below works.
+    const char* raw = std::getenv("EXACTREF_SIMD");
+    const bool bad = raw != nullptr && std::string(raw) == "avx3";
+    const std::vector<float> x = {1, 2, 3, 4, 5, 6}, results = {6, 15};
+    const er::compact_reference_array refs = er::sum_rows_compact(std::span<const float>(x), 2, 3);
+    auto message = testing::AllOf(testing::HasSubstr("EXACTREF_SIMD='avx3'"), testing::HasSubstr("'avx2'"),
+                                  testing::HasSubstr("'base'"));
+    if (!bad) {
+        EXPECT_TRUE(er::covers(std::span<const float>(results), refs, er::any_order()).covered);
+        EXPECT_EQ(er::sum(std::span<const float>(x), er::sum_options{0}).exact(), "21");
+        return;
+    }
+    EXPECT_THAT([&] { (void)er::covers(std::span<const float>(results), refs, er::any_order()); },
+                testing::ThrowsMessage<std::invalid_argument>(message));
+    EXPECT_THAT([&] { (void)er::sum(std::span<const float>(x), er::sum_options{0}); },
+                testing::ThrowsMessage<std::invalid_argument>(message));
+    EXPECT_THAT([&] { (void)er::structured_bound(std::span<const float>(x), er::parse_standard("levels:fold:2,any")); },
+                testing::ThrowsMessage<std::invalid_argument>(message));
+    EXPECT_EQ(er::sum(std::span<const float>(x)).exact(), "21");  // one thread, never throws: the widest version
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CoversCompact, AScanRefusesGroupCountsWithAdviceForScans) {
+    // A scan's first prefixes are shorter than any "/N" or "%N" structure's N: the error says which standards
+    // describe a scan instead of level_shapes' "give at most 1", which no scan can follow.
+    const std::vector<float> x(10, 1.0f);
+    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x), {x.size()});
+    std::vector<float> results(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) results[i] = static_cast<float>(i + 1);
+    for (const char* text : {"levels:fold/4,any", "levels:fold%2,any", "directed:levels:fold/2,tree:4,any"}) {
+        SCOPED_TRACE(text);
+        EXPECT_THAT([&] { (void)er::covers(std::span<const float>(results), scan, er::parse_standard(text)); },
+                    testing::ThrowsMessage<std::invalid_argument>(testing::AllOf(
+                        testing::HasSubstr("describes no scan"), testing::HasSubstr("every length from 1 up"),
+                        testing::HasSubstr("'any_order'"), testing::HasSubstr("height="),
+                        testing::HasSubstr("'levels:fold:N,any'"), testing::Not(testing::HasSubstr("  ")))));
+    }
+    // The standards it advises judge the scan.
+    for (const char* text : {"any_order", "tree:4", "levels:fold:4,any", "levels:fold"})
+        EXPECT_TRUE(er::covers(std::span<const float>(results), scan, er::parse_standard(text)).covered) << text;
+}
+
+}  // namespace

@@ -20,3 +20,6 @@ foreach(level avx2 base)
                        simd_${level}.dot simd_${level}.covers_block
                        PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=0.3" LABELS unit)
 endforeach()
+# A value of EXACTREF_SIMD other than avx2, base or empty is an error naming it (read once per process, so its own run).
+add_test(NAME simd_bad_value COMMAND test_covers_compact --gtest_filter=SimdSetting.*)
+set_tests_properties(simd_bad_value PROPERTIES ENVIRONMENT "EXACTREF_SIMD=avx3" LABELS unit)
