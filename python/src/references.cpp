@@ -695,15 +695,23 @@ structure_bound structure_from(const structure_tuple& t, const reference& r) {
 
 // compact: the list was a compact_reference_array (export_states of scatter-adds, scans, axis sums): the elements go
 // back into one (48 bytes each, compact_reference_array::merge into empty cells is exact), with the largest terms
-// beside when every state has one (axis sums), unless a state carries structured bounds or is a dot product, which a
-// compact cell cannot hold; then, as without compact, one full reference per element.
+// beside when every state has one (axis sums) and the structured bounds kept (keep_structures) when every state has
+// the same structures (axis sums with structure=); states of dot products, or with differing structures, which a
+// compact array cannot hold, give one full reference per element, as without compact.
 reference_list references_from_states(const std::string& term_dtype, bool is_dot,
                                       const std::vector<reference_tuple>& states, bool compact) {
     reference_list out;
     out.term_format = parse_dtype(term_dtype);
     out.is_dot = is_dot;
-    compact = compact && !is_dot && std::none_of(states.begin(), states.end(), [](const reference_tuple& t) {
-        return !std::get<9>(t).empty();
+    std::vector<std::string> names;  // the structures of the first state, which every state must have
+    if (!states.empty())
+        for (const structure_tuple& st : std::get<9>(states.front())) names.push_back(std::get<0>(st));
+    compact = compact && !is_dot && std::all_of(states.begin(), states.end(), [&](const reference_tuple& t) {
+        const std::vector<structure_tuple>& kept = std::get<9>(t);
+        if (kept.size() != names.size()) return false;
+        for (std::size_t k = 0; k < kept.size(); ++k)
+            if (std::get<0>(kept[k]) != names[k]) return false;
+        return true;
     });
     if (!compact) out.items.reserve(states.size());
     std::shared_ptr<compact_reference_array> cells;
@@ -738,6 +746,17 @@ reference_list references_from_states(const std::string& term_dtype, bool is_dot
         }
         r.cache_enclosures();
         out.items.push_back(std::move(r));
+    }
+    if (cells && !names.empty()) {  // the bounds, once every element holds its terms (validated above)
+        std::vector<standard> models;
+        for (const std::string& name : names) models.push_back(parse_standard(name));
+        cells->keep_structures(models);
+        for (std::size_t i = 0; i < states.size(); ++i) {
+            reference key;  // what structure_from checks a bound against
+            key.count = std::get<0>(states[i]);
+            key.has_initial = std::get<5>(states[i]);
+            for (const structure_tuple& st : std::get<9>(states[i])) cells->set_structure_bound(i, structure_from(st, key));
+        }
     }
     if (cells) {
         out.compact = std::move(cells);

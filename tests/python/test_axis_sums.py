@@ -238,7 +238,8 @@ def test_structured_rows_are_compact_and_judge_as_the_full_references(name, cols
         with pytest.raises(ValueError, match="must be built with it"):
             refs.covers(np.zeros(9, x.dtype), "levels:fold/2,any")
     back = pickle.loads(pickle.dumps(c))
-    assert back.structures == STRUCTURES
+    assert back.structures == STRUCTURES and back._refs.is_compact  # loads compact, its bounds kept
+    assert np.array_equal(back.bound(STRUCTURES[1]), c.bound(STRUCTURES[1]), equal_nan=True)
     res = np.asarray(c.nearest(), dtype=x.dtype)
     assert np.array_equal(back.covers(res, STRUCTURES[0]), c.covers(res, STRUCTURES[0]))
 
