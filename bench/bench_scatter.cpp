@@ -260,11 +260,16 @@ void covers_rows(benchmark::State& state) {
     state.SetLabel(covers_standards[state.range(2)]);
     const std::span<const T> values(d.values);
     auto judge = [&](const auto& r) {
+        const std::uint64_t path = er::detail::covers_exact_path_count(), ratios = er::detail::covers_exact_ratio_count();
         for (auto _ : state) {
             const er::array_verdict v = er::covers(std::span<const T>(results), r, model);
             if (!v.covered) state.SkipWithError("a correct row sum was rejected");
             benchmark::DoNotOptimize(v.violations);
         }
+        // Per call: elements the exact path decided, and candidates for the worst whose ratio it computed.
+        const double calls = static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
+        state.counters["exact_path"] = static_cast<double>(er::detail::covers_exact_path_count() - path) / calls;
+        state.counters["exact_ratios"] = static_cast<double>(er::detail::covers_exact_ratio_count() - ratios) / calls;
     };
     if constexpr (refs == 0) {
         if (!model.structured) {

@@ -1620,10 +1620,21 @@ void finish_worst(std::span<const T> results, const worst_candidates& w, const s
     out.covered = out.violations == 0;
     const worst_candidates::side& among = out.violations > 0 ? w.violated : w.all;
     reference scratch;
+    // The candidates by the upper end of their ratio enclosure, largest first (index order among equal ends): once
+    // an end lies below the best exact ratio found, no later candidate can reach it (its ratio <= its end), so their
+    // exact ratios are not needed. The worst is still the largest exact ratio, the smallest index on ties. (Results
+    // of the accumulation format itself, e.g. float64 sums of float64 terms, give many enclosures [0, ulp/B] that
+    // reach the floor when B is a tight data bound: evaluated in index order, each cost an exact ratio.)
+    std::vector<worst_candidates::entry> candidates;
+    for (const worst_candidates::entry& e : among.entries)
+        if (!(e.hi < among.floor)) candidates.push_back(e);
+    std::sort(candidates.begin(), candidates.end(), [](const worst_candidates::entry& a, const worst_candidates::entry& b) {
+        return a.hi != b.hi ? a.hi > b.hi : a.index < b.index;
+    });
     double worst_ratio = -1;
     std::uint64_t exact_ratios = 0;
-    for (const worst_candidates::entry& e : among.entries) {
-        if (e.hi < among.floor) continue;
+    for (const worst_candidates::entry& e : candidates) {
+        if (e.hi < worst_ratio) break;
         double ratio = e.lo;
         if (e.lo != e.hi) {
             ++exact_ratios;
@@ -1631,7 +1642,7 @@ void finish_worst(std::span<const T> results, const worst_candidates& w, const s
             const verdict v = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[e.index]), false);
             ratio = std::isnan(v.ratio) ? 0 : v.ratio;
         }
-        if (ratio > worst_ratio) {
+        if (ratio > worst_ratio || (ratio == worst_ratio && e.index < out.worst_index)) {
             worst_ratio = ratio;
             out.worst_index = e.index;
         }
