@@ -30,8 +30,9 @@ within 2x per output element): (3000, 1, 2) @ (3000, 2, 1) vs (3000, 2) @ (2, 1)
 (4000, 4) @ (4, 4), float32 and float64, each built alone and built then covering np.matmul's result.
 --axis times er.sum(x, axis=1) (compact references, ~56 bytes per row) against the full references it built before
 (one ~2.3 KB reference per row: exactref._core.sum(..., compact=False), the path structure= takes) for 10^6 x 10 and
-10^4 x 10^3 float32 and float64 N(0,1) rows, covers() of np.sum(x, axis=1) over both, and the peak memory per row of
-each (a fresh process each: VmHWM growth).
+10^4 x 10^3 float32 and float64 N(0,1) rows, covers() of rows folded in groups of 8 over both under any_order,
+directed:any_order and levels:fold:8,any (full references with the data bound, compact with the flat bound, compact
+keeping the data bound: structure=), and the peak memory per row of each (a fresh process each: VmHWM growth).
 --covers times Reference.covers over arrays instead (elements judged per second; the cases interleaved round by round):
 a 512 x 512 er.matmul result (K = 256, float32 and float64) under any_order and split_k:8, 2^18 row sums of 32 float32
 terms under any_order and levels:fold/4,any (references built with that structure), and 2^18 runs of one sum.
@@ -321,8 +322,18 @@ print((status("VmHWM:") - base) / rows)
 def axis_cases(rounds, rng):
     from exactref import _core
 
-    def full(x):  # the references er.sum(x, axis=1) built before: one full reference per row
-        return er.Reference(_core.sum(x, None, 1, [], 1, False), np.arange(x.shape[0]))
+    def full(x, structures=()):  # the references er.sum(x, axis=1) built before: one full reference per row
+        models = er._structures(list(structures)) if structures else []
+        return er.Reference(_core.sum(x, None, 1, models, 1, False), np.arange(x.shape[0]))
+
+    def folded_in_eights(x):  # each row folded in groups of 8, the groups added in order: levels:fold:8,any covers it
+        out = np.zeros(x.shape[0], x.dtype)
+        for g in range(0, x.shape[1], 8):
+            part = np.zeros(x.shape[0], x.dtype)
+            for j in range(g, min(g + 8, x.shape[1])):
+                part += x[:, j]
+            out += part
+        return out
 
     for rows, cols in ((10**6, 10), (10**4, 10**3)):
         for dtype in (np.float32, np.float64):
@@ -332,13 +343,22 @@ def axis_cases(rounds, rng):
                                ("er.sum(x, axis=1) compact", lambda: er.sum(x, axis=1, threads=1)),
                                ("np.sum(x, axis=1)", lambda: np.sum(x, axis=1))], rounds)
             show(f"axis sums, {name} N(0,1), {rows:,} x {cols:,}", res, "full references (before)")
-            got = np.sum(x, axis=1)
-            refs = {"covers over full references": full(x), "covers over compact": er.sum(x, axis=1)}
-            res = interleaved([(label, (lambda r=r: r.covers(got))) for label, r in refs.items()],
+            got = folded_in_eights(x)
+            structure = "levels:fold:8,any"
+            refs = {"full": full(x), "compact": er.sum(x, axis=1),
+                    "full structured": full(x, [structure]),
+                    "compact structured": er.sum(x, axis=1, structure=structure)}
+            cases = [("any_order, full references", refs["full"], "any_order"),
+                     ("any_order, compact", refs["compact"], "any_order"),
+                     ("directed:any_order, compact", refs["compact"], "directed:any_order"),
+                     (f"{structure}, full (data bound)", refs["full structured"], structure),
+                     (f"{structure}, compact (flat bound)", refs["compact"], structure),
+                     (f"{structure}, compact (data bound)", refs["compact structured"], structure)]
+            res = interleaved([(label, (lambda r=r, m=m: r.covers(got, standard=m))) for label, r, m in cases],
                               max(3, rounds // 3))
             for label, (wall, cpu) in res.items():
-                print(f"  {label:36s} {rows / wall / 1e6:8.2f} M elements/s (wall)  {rows / cpu / 1e6:8.2f} (cpu)")
-            assert all(r.covers(got).all() for r in refs.values())
+                print(f"  covers {label:38s} {rows / wall / 1e6:8.2f} M elements/s (wall)  {rows / cpu / 1e6:8.2f} (cpu)")
+            assert all(r.covers(got, standard=m).all() for _, r, m in cases)
             del refs
             print("  peak memory per row (fresh process, VmHWM growth while building): compact "
                   f"{run_snippet(_AXIS_PEAK_SNIPPET, 'compact', rows, cols, name):7.1f} bytes, full "

@@ -19,6 +19,7 @@
 #include "exactref/detail/covers_filter.h"  // set_covers_block_lanes
 #include "exactref/reference.h"
 #include "exactref/scatter.h"
+#include "exactref/standard.h"
 
 namespace er = exactref;
 
@@ -252,26 +253,71 @@ void axis_sum_pieces(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
 }
 
-// covers() of float32 row sums (a left fold per row) against the compact references and against sum_rows's
-// reference_array, any_order.
-template <bool compact>
+// covers() of row sums (each row folded in groups of 8 consecutive terms, the groups' results added in order: a
+// result every standard of covers_standards covers) against, by `refs`: 0 the full references (sum_rows, or one
+// exactref::sum(row, {model}) per row for a structured standard: the per-reference path), 1 the compact cells
+// (sum_rows_compact: a structured standard takes its flat bound), 2 the compact cells keeping the standard's data
+// bound per row (sum_rows_compact with structures). Args: rows, cols, standard (covers_standards).
+template <class T, int refs>
 void covers_rows(benchmark::State& state) {
     const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
-    const row_data<float> d(rows, cols);
-    std::vector<float> results(rows, 0.0f);
+    const row_data<T> d(rows, cols);
+    std::vector<T> results(rows, T(0));
     for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j) results[i] += d.values[i * cols + j];
-    const er::standard model = er::any_order();
-    auto judge = [&](const auto& refs) {
+        for (std::size_t g = 0; g < cols; g += 8) {
+            T part = 0;
+            for (std::size_t j = g; j < std::min(cols, g + 8); ++j) part += d.values[i * cols + j];
+            results[i] += part;
+        }
+    const er::standard model = er::parse_standard(covers_standards[state.range(2)]);
+    state.SetLabel(covers_standards[state.range(2)]);
+    const std::span<const T> values(d.values);
+    auto judge = [&](const auto& r) {
+        const std::uint64_t path = er::detail::covers_exact_path_count(), ratios = er::detail::covers_exact_ratio_count();
         for (auto _ : state) {
-            const er::array_verdict v = er::covers(std::span<const float>(results), refs, model);
+            const er::array_verdict v = er::covers(std::span<const T>(results), r, model);
             if (!v.covered) state.SkipWithError("a correct row sum was rejected");
             benchmark::DoNotOptimize(v.violations);
         }
+        // Per call: elements the exact path decided, and candidates for the worst whose ratio it computed.
+        const double calls = static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
+        state.counters["exact_path"] = static_cast<double>(er::detail::covers_exact_path_count() - path) / calls;
+        state.counters["exact_ratios"] = static_cast<double>(er::detail::covers_exact_ratio_count() - ratios) / calls;
     };
-    if constexpr (compact) judge(er::sum_rows_compact(std::span<const float>(d.values), rows, cols));
-    else judge(er::sum_rows(std::span<const float>(d.values), rows, cols));
+    if constexpr (refs == 0) {
+        if (!model.structured) {
+            judge(er::sum_rows(values, rows, cols));
+        } else {
+            er::reference_array full;
+            full.rows = rows;
+            full.cols = 1;
+            for (std::size_t i = 0; i < rows; ++i) full.elements.push_back(er::sum(values.subspan(i * cols, cols), {model}));
+            judge(full);
+        }
+    } else if constexpr (refs == 1) {
+        judge(er::sum_rows_compact(values, rows, cols));
+    } else {
+        judge(er::sum_rows_compact(values, rows, cols, model.structured ? std::vector<er::standard>{model}
+                                                                          : std::vector<er::standard>{}));
+    }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows));
+}
+
+// Building compact row sums that keep a structure's data bounds (sum_rows_compact with structures), beside
+// axis_sum's compact build: what the kept bounds cost per row.
+template <class T>
+void axis_sum_structured(benchmark::State& state) {
+    const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
+    const row_data<T> d(rows, cols);
+    const std::vector<er::standard> structures{er::parse_standard("levels:fold:8,any")};
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        const er::compact_reference_array r = er::sum_rows_compact(std::span<const T>(d.values), rows, cols, structures);
+        bytes = r.memory_bytes();
+        benchmark::DoNotOptimize(r.size());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+    state.counters["bytes_per_element"] = static_cast<double>(bytes) / static_cast<double>(rows);
 }
 
 }  // namespace
@@ -281,8 +327,14 @@ BENCHMARK(axis_sum<float, true>)->Args({1'000'000, 10})->Args({10'000, 1'000})->
 BENCHMARK(axis_sum<double, false>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(axis_sum<double, true>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(axis_sum_pieces)->ArgsProduct({{128, 256, 1024}, {32, 63, 64, 128, 256, 1024}})->Unit(benchmark::kMicrosecond);
-BENCHMARK(covers_rows<false>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecond);
-BENCHMARK(covers_rows<true>)->Args({1'000'000, 10})->Unit(benchmark::kMillisecond);
+// Full references only where they fit in memory (10^6 float64 rows of full references are 2.3 GB).
+BENCHMARK(covers_rows<float, 0>)->ArgsProduct({{1'000'000}, {10}, {0, 1, 2}})->Args({10'000, 1'000, 0})->Args({10'000, 1'000, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(covers_rows<float, 1>)->ArgsProduct({{1'000'000}, {10}, {0, 1, 2}})->ArgsProduct({{10'000}, {1'000}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
+BENCHMARK(covers_rows<float, 2>)->ArgsProduct({{1'000'000}, {10}, {1}})->ArgsProduct({{10'000}, {1'000}, {1}})->Unit(benchmark::kMillisecond);
+BENCHMARK(covers_rows<double, 1>)->ArgsProduct({{1'000'000}, {10}, {0, 1, 2}})->ArgsProduct({{10'000}, {1'000}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
+BENCHMARK(covers_rows<double, 2>)->ArgsProduct({{1'000'000}, {10}, {1}})->ArgsProduct({{10'000}, {1'000}, {1}})->Unit(benchmark::kMillisecond);
+BENCHMARK(axis_sum_structured<float>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
+BENCHMARK(axis_sum_structured<double>)->Args({1'000'000, 10})->Args({10'000, 1'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(covers_segments)->ArgsProduct({{10'000'000}, {0, 1, 2}, {1'000'000, 10'000'000}})->Unit(benchmark::kMillisecond);
 BENCHMARK(bincount_binary64<double>)->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);
 BENCHMARK(segment_sum<double>)->Args({10'000'000, 1'000})->Args({10'000'000, 100'000})->Unit(benchmark::kMillisecond);

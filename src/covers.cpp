@@ -607,7 +607,8 @@ void decide_lanes_portable(const detail::compact_lanes& in, std::size_t count, c
 
 // The lanes the block filter runs with: the CPU's widest (EXACTREF_SIMD caps it), capped by the tests' setting;
 // 0 turns it off (compact_decider::decide_fast decides element by element).
-int block_lanes() noexcept {
+int block_lanes() {
+    detail::check_simd_setting();  // a bad EXACTREF_SIMD is an error, not ignored
     const int cap = block_lanes_cap.load(std::memory_order_relaxed);
 #ifdef EXACTREF_COVERS_DISPATCH
     const int host = detail::host_simd_lanes();
@@ -995,6 +996,10 @@ public:
           summaries_(model.decides == rule::bound ? refs.filter_summaries() : nullptr) {
         acc_ = model.is_mixed() ? &info(model.accumulate.value_or(result.id)) : &result;
         key_ref_.term_format = refs.term_format();
+        // A structured standard's data bounds, when the array keeps them per element (keep_structures); ftz: takes
+        // the flat depth form (compute_bound).
+        if (model.decides == rule::bound && model.structured && !model.ftz)
+            data_ = refs.structure_bounds(model.structure(), acc_->id, model.directed);
         const bool one_level_any = model.levels.size() == 1 && model.levels[0].order == level_order::any;
         plain_any_ = model.decides == rule::bound && one_level_any && !model.directed && !model.ftz;
         unit_roundoff_ = std::ldexp(1.0, acc_->u_exponent());
@@ -1013,22 +1018,49 @@ public:
         using source = detail::compact_lane_params::factor_source;
         lane_params_.source = plain_any_ ? source::plain : one_level_any ? source::gamma : source::table;
         lane_params_.directed = model.directed;
+        lane_params_.data_bound = data_ != nullptr;
         lane_params_.unit = plain_any_ ? unit_roundoff_ : gamma_unit_;
         lane_params_.threshold_lo = filter_.threshold_lo();
         // The errors prepare() throws for this standard and these formats (a tree too low for an element's n): they
-        // grow with n, so the smallest and largest n of the array decide.
+        // grow with n, so the smallest and largest n of the array decide. An array that keeps other structures than
+        // the standard's refuses it, as a reference built without it (checked_structure).
         if (refs.size() > 0) {
             const auto [lo, hi] = refs.count_range();
             for (const std::uint64_t c : {lo, hi}) {
                 key_ref_.count = c;
-                if (model.structured) add_flat_structure(key_ref_);
-                (void)prepare(key_ref_, model, result);
+                if (model.structured && (refs.structures().empty() || data_ != nullptr)) add_flat_structure(key_ref_);
+                try {
+                    (void)prepare(key_ref_, model, result);
+                } catch (const std::invalid_argument& e) {
+                    if (refs.is_scan() && splits_into_groups(model)) throw_scan_groups(model, lo, e);
+                    throw;
+                }
             }
         }
     }
 
-    // Element i as a full reference, with what prepare() needs of a structured standard: its data bound is not kept
-    // per element, so it reads as +inf and the flat bound of the structure decides (never tighter than the truth).
+    // A structure with "/N" or "%N" groups describes a sum of a fixed length cut into N groups; a scan's prefixes
+    // have every length from 1 (0: exclusive) up, so the first prefixes cannot hold N groups. level_shapes' advice
+    // (fewer groups) does not apply there: say which standards describe a scan (docs/scatter.md, "Which standard").
+    static bool splits_into_groups(const standard& model) {
+        return std::any_of(model.levels.begin(), model.levels.end(), [](const level& l) {
+            return l.groups == level_groups::chunks || l.groups == level_groups::interleaved;
+        });
+    }
+    [[noreturn]] static void throw_scan_groups(const standard& model, std::uint64_t shortest,
+                                               const std::invalid_argument& e) {
+        throw std::invalid_argument(
+            "standard '" + model.name() + "' cuts each sum into a fixed number of groups (/N or %N), but the prefixes "
+            "of a scan have every length from " + std::to_string(shortest) + " up, so it describes no scan (" +
+            e.what() + "). For a scan (cumsum) judge each prefix by the scan's algorithm: 'any_order' for a "
+            "sequential scan (np.cumsum, torch.cumsum on CPU) or when the depth is unknown (CUB, thrust, "
+            "torch.cumsum on CUDA), 'tree' with height=H for a parallel scan whose every prefix is a tree of height "
+            "at most H (Hillis-Steele: ceil(log2 length); Blelloch: twice that), or a structure of consecutive "
+            "groups ('levels:fold:N,any', 'levels:fold'), which fits prefixes of every length");
+    }
+
+    // Element i as a full reference, with what prepare() needs of a structured standard: its kept data bound, or,
+    // when none is kept per element, +inf, so the flat bound of the structure decides (never tighter than the truth).
     void materialize(std::size_t i, reference& out) const { refs_.element(i, model_, out); }
 
     // The filter's facts of element i; false sends it to the exact path.
@@ -1046,7 +1078,7 @@ public:
         f.s_hi = summary::upper(e.s_lo, (e.word >> 61) & 1);
         f.w_lo = e.w_lo;
         f.w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
-        return facts_from(f, out);
+        return facts_from(f, data_of(i), out);
     }
 
     // The fused filter of one element from its kept summary, for sums without mixed or ftz: B = factor·S with factor
@@ -1071,7 +1103,10 @@ public:
         } else {
             if (n > exact_in_binary64) return false;
             const recent_count& slot = factor_of(n);
-            if (!slot.has_factor) return unbounded(e, covered, ratio_lo, ratio_hi);
+            if (!slot.has_factor) {
+                if (data_of(i) < std::numeric_limits<double>::infinity()) return false;  // bounded by the data
+                return unbounded(e, covered, ratio_lo, ratio_hi);
+            }
             f_lo = slot.factor.lo;
             f_hi = slot.factor.hi;
             saturation_w = slot.saturation_w;
@@ -1080,9 +1115,11 @@ public:
         const double w_lo = e.w_lo, w_hi = summary::upper(e.w_lo, (e.word >> 62) & 1);
         constexpr double inf = std::numeric_limits<double>::infinity();
         if (!(std::fabs(s_lo) < inf && std::fabs(s_hi) < inf && w_hi < inf && w_lo >= 0)) return false;
-        // Step F1: B in [b_lo, b_hi] (one RN per end, widened by one ulp; exact when the factor is 0 or a point).
-        const detail::nonnegative_interval b = detail::nonnegative_interval{f_lo, f_hi} *
-                                               detail::nonnegative_interval{w_lo, w_hi};
+        // Step F1: B in [b_lo, b_hi] (one RN per end, widened by one ulp; exact when the factor is 0 or a point),
+        // then min(B, data) with a kept structured data bound (fill_bounds).
+        detail::nonnegative_interval b = detail::nonnegative_interval{f_lo, f_hi} *
+                                         detail::nonnegative_interval{w_lo, w_hi};
+        if (data_ != nullptr) b = min(b, point(data_[i]));
         if (!(b.hi < inf)) return false;
         // Step K3b, directed rounding: no partial sum can reach the saturation threshold. The quantity fill_bounds
         // encloses, (1 + factor)·P with P <= (S + |s|)/2 <= S <= w_hi the sum of the terms of one sign, is at most
@@ -1138,6 +1175,7 @@ public:
             l.s_lo[k] = e[k].s_lo;
             l.w_lo[k] = e[k].w_lo;
             l.word[k] = word;
+            if (data_ != nullptr) l.data[k] = data_[first + k];
             const std::uint64_t n = word & summary::count_mask;
             const bool eligible = magnitude < special && bits != sign_bit && !(word & summary::unusable);
             std::int64_t kind = eligible && n < closed_form_counts ? 1 : 0;
@@ -1150,6 +1188,9 @@ public:
                 } else {
                     const recent_count& slot = factor_of(n);
                     kind = slot.has_factor ? 1 : 2;
+                    // No finite factor but a finite data bound: decide_fast's general path (fill_bounds) decides.
+                    if (kind == 2 && data_ != nullptr && data_[first + k] < std::numeric_limits<double>::infinity())
+                        kind = 0;
                     l.f_lo[k] = slot.factor.lo;
                     l.f_hi[k] = slot.factor.hi;
                     l.saturation_w[k] = slot.saturation_w;
@@ -1180,6 +1221,10 @@ public:
 
 private:
     double below_floor_ = 0;  // f2 of Step K4a
+    const double* data_ = nullptr;  // kept structured data bounds of the standard's structure, per element
+    double data_of(std::size_t i) const noexcept {
+        return data_ != nullptr ? data_[i] : std::numeric_limits<double>::infinity();
+    }
     detail::compact_lane_params lane_params_;  // Step K5
     bool facts_by_rounding(std::size_t i, filter_reference& out) {
         const compact_reference_array::filter_facts f = reader_.facts(i);
@@ -1193,12 +1238,13 @@ private:
             out.usable = true;
             return true;
         }
-        return facts_from(f, out);
+        return facts_from(f, data_of(i), out);
     }
 
-    bool facts_from(const compact_reference_array::filter_facts& f, filter_reference& out) {
+    // data: the element's structured data bound (+inf: none).
+    bool facts_from(const compact_reference_array::filter_facts& f, double data, filter_reference& out) {
         set_count(f.count);
-        if (plain_any_ && !model_.is_mixed() && f.count <= exact_in_binary64) {
+        if (plain_any_ && !model_.is_mixed() && data_ == nullptr && f.count <= exact_in_binary64) {
             // Step F1 for B = (n - 1)·u·S alone: the factor is exact, so one RN per end, widened by one ulp (L1).
             if (!(std::isfinite(f.s_lo) && std::isfinite(f.s_hi) && std::isfinite(f.w_hi))) return false;
             const double b_lo = detail::next_down(factor_ * f.w_lo), b_hi = detail::next_up(factor_ * f.w_hi);
@@ -1216,7 +1262,7 @@ private:
             out.usable = true;
             return true;
         }
-        filter_.fill_bounds(f.s_lo, f.s_hi, f.w_lo, f.w_hi, std::numeric_limits<double>::infinity(), out);
+        filter_.fill_bounds(f.s_lo, f.s_hi, f.w_lo, f.w_hi, data, out);
         return out.usable;
     }
 
@@ -1234,7 +1280,8 @@ private:
         count_ = n;
         if (plain_any_ && n <= exact_in_binary64) {  // (n - 1)·u, exact in binary64 (Rump; Lange–Rump)
             factor_ = n == 0 ? 0.0 : static_cast<double>(n - 1) * unit_roundoff_;  // both exact
-            if (model_.is_mixed()) filter_.set_flat(true, point(factor_), point(0));  // else facts() has its own path
+            if (model_.is_mixed() || data_ != nullptr)  // else facts_from has its own path
+                filter_.set_flat(true, point(factor_), point(0));
             return;
         }
         // compute_flat's factor for a sum is γ_depth (extra 0) unless ftz: adds terms in n. Without ftz: it is
@@ -1573,10 +1620,21 @@ void finish_worst(std::span<const T> results, const worst_candidates& w, const s
     out.covered = out.violations == 0;
     const worst_candidates::side& among = out.violations > 0 ? w.violated : w.all;
     reference scratch;
+    // The candidates by the upper end of their ratio enclosure, largest first (index order among equal ends): once
+    // an end lies below the best exact ratio found, no later candidate can reach it (its ratio <= its end), so their
+    // exact ratios are not needed. The worst is still the largest exact ratio, the smallest index on ties. (Results
+    // of the accumulation format itself, e.g. float64 sums of float64 terms, give many enclosures [0, ulp/B] that
+    // reach the floor when B is a tight data bound: evaluated in index order, each cost an exact ratio.)
+    std::vector<worst_candidates::entry> candidates;
+    for (const worst_candidates::entry& e : among.entries)
+        if (!(e.hi < among.floor)) candidates.push_back(e);
+    std::sort(candidates.begin(), candidates.end(), [](const worst_candidates::entry& a, const worst_candidates::entry& b) {
+        return a.hi != b.hi ? a.hi > b.hi : a.index < b.index;
+    });
     double worst_ratio = -1;
     std::uint64_t exact_ratios = 0;
-    for (const worst_candidates::entry& e : among.entries) {
-        if (e.hi < among.floor) continue;
+    for (const worst_candidates::entry& e : candidates) {
+        if (e.hi < worst_ratio) break;
         double ratio = e.lo;
         if (e.lo != e.hi) {
             ++exact_ratios;
@@ -1584,7 +1642,7 @@ void finish_worst(std::span<const T> results, const worst_candidates& w, const s
             const verdict v = evaluate(prepare(scratch, model, tr::info), tr::to_bits(results[e.index]), false);
             ratio = std::isnan(v.ratio) ? 0 : v.ratio;
         }
-        if (ratio > worst_ratio) {
+        if (ratio > worst_ratio || (ratio == worst_ratio && e.index < out.worst_index)) {
             worst_ratio = ratio;
             out.worst_index = e.index;
         }

@@ -36,6 +36,7 @@ struct compact_lanes {
     alignas(64) double f_lo[capacity];  // table: the factor's enclosure and Step K3b's limit
     alignas(64) double f_hi[capacity];
     alignas(64) double saturation_w[capacity];
+    alignas(64) double data[capacity];  // with data_bound: the element's structured data bound (+inf: none)
 };
 
 /// How the factor of a kind-1 lane is found, and the constants of the call.
@@ -48,6 +49,7 @@ struct compact_lane_params {
     factor_source source = factor_source::plain;
     bool directed = false;      // Step K3b applies
     bool ratios = false;        // Step F3 (covers()); covers_flags needs the decision only
+    bool data_bound = false;    // Step F1's min(factor·S, data) with the lanes' data (kept structured bounds)
     double unit = 0;            // plain: u; gamma: u' (2u for directed)
     double threshold_lo = 0;    // Step K3b: a lower bound of the saturation threshold
     double below_floor = 0;     // Step K4a's f2 (0: nothing skipped)
@@ -195,13 +197,22 @@ EXACTREF_LANES_INLINE void decide_lanes(const compact_lanes& in, std::size_t cou
             std::memcpy(&f_hi, in.f_hi + base, sizeof f_hi);
             std::memcpy(&saturation_w, in.saturation_w + base, sizeof saturation_w);
         }
-        const vi unbounded = lanes_mask<vi>(kind == 2) | (lanes_mask<vi>(kind == 1) & ~bounded);
+        vi unbounded = lanes_mask<vi>(kind == 2) | (lanes_mask<vi>(kind == 1) & ~bounded);
         // The enclosures decide_fast requires finite (the same test; w_lo >= 0 excludes a negative RD(S)).
         const vi finite =
             lanes_finite<W>(s_lo) & lanes_finite<W>(s_hi) & lanes_finite<W>(w_hi) & lanes_mask<vi>(w_lo >= 0);
         // Step F1: B in [b_lo, b_hi].
-        const vd b_lo = lanes_next_down<W>(f_lo * w_lo);
-        const vd b_hi = lanes_next_up<W>(f_hi * w_hi);
+        vd b_lo = lanes_next_down<W>(f_lo * w_lo);
+        vd b_hi = lanes_next_up<W>(f_hi * w_hi);
+        if (p.data_bound) {  // min(factor·S, data) as decide_fast (std::min: data < b ? data : b)
+            vd data;
+            std::memcpy(&data, in.data + base, sizeof data);
+            b_lo = lanes_select<vi>(lanes_mask<vi>(data < b_lo), data, b_lo);
+            b_hi = lanes_select<vi>(lanes_mask<vi>(data < b_hi), data, b_hi);
+            // A lane without a finite factor but with a finite data bound is bounded by it: decide_fast's general
+            // path decides it (the caller marks such table lanes kind 0; gamma lanes are left here).
+            unbounded &= ~lanes_mask<vi>(data < infs);
+        }
         vi usable = bounded & finite & lanes_finite<W>(b_hi);  // b_hi >= 0 where bounded & finite: b_hi < inf
         if (p.directed) usable &= lanes_mask<vi>(w_hi <= saturation_w);  // Step K3b
         // Step F2.

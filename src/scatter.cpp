@@ -476,6 +476,7 @@ void compact_reference_array::check_index(std::size_t i) const {
 void compact_reference_array::add_bits(std::size_t i, std::uint64_t bits) {
     check_index(i);
     if (scan_) throw std::logic_error("compact_reference_array: a scan's references take no more terms");
+    check_no_structures();
     if (summaries_.data) summaries_.reset();  // kept filter summaries describe the array before this term
     cell& c = cells_[i];
     const format_info& f = info(term_format_);
@@ -662,11 +663,18 @@ void compact_reference_array::element(std::size_t i, reference& out) const {
         rebuild(c, out.sum, out.abs_sum);
     }
     out.cache_enclosures();
+    append_structures(i, out);
 }
 
 void compact_reference_array::element(std::size_t i, const standard& model, reference& out) const {
     element(i, out);
-    if (!model.structured) return;
+    if (!model.structured || !structures_.names.empty()) {  // kept structures: element() gave their bounds
+        if (model.structured) {
+            const std::string name = model.structure();
+            std::erase_if(out.structures, [&](const structure_bound& b) { return b.structure != name; });
+        }
+        return;
+    }
     structure_bound b;
     b.structure = model.structure();
     b.error.fill(std::numeric_limits<double>::infinity());
@@ -691,6 +699,14 @@ compact_reference_array compact_reference_array::gather(std::span<const std::siz
             out.spills_.push_back(r.pair(c));
             to.sum_lo = out.spills_.size() - 1;
         }
+    }
+    if (!structures_.names.empty()) {  // the kept structured bounds of the gathered elements, column by column
+        out.structures_ = kept_structures{structures_.names, structures_.column_of, structures_.columns, {}};
+        const std::size_t columns = structures_.names.size() * structures_.columns;
+        out.structures_.bounds.resize(columns * index.size());
+        for (std::size_t c = 0; c < columns; ++c)
+            for (std::size_t k = 0; k < index.size(); ++k)
+                out.structures_.bounds[c * index.size() + k] = structures_.bounds[c * size_ + index[k]];
     }
     return out;
 }
@@ -727,7 +743,7 @@ std::string compact_reference_array::exact(std::size_t i) const {
 
 std::size_t compact_reference_array::memory_bytes() const noexcept {
     std::size_t bytes = cells_.capacity() * sizeof(cell) + spills_.capacity() * sizeof(spill) +
-                        shape_.capacity() * sizeof(std::size_t);
+                        shape_.capacity() * sizeof(std::size_t) + structures_.bounds.capacity() * sizeof(double);
     if (scan_) {
         bytes += sizeof(scan_storage) + scan_->terms.capacity() +
                  scan_->checkpoints.capacity() * sizeof(cell) + scan_->pairs.capacity() * sizeof(spill);

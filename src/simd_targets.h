@@ -11,12 +11,50 @@
 
 #include <algorithm>  // std::min
 #include <cstdlib>    // std::getenv: EXACTREF_SIMD
-#include <cstring>    // std::strcmp
+#include <stdexcept>  // std::invalid_argument: a bad EXACTREF_SIMD
+#include <string>
 
 #define EXACTREF_V3_FEATURES "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe,popcnt,sse4.1,sse4.2,ssse3"
 #define EXACTREF_V4_FEATURES EXACTREF_V3_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
 #define EXACTREF_TARGET_V3 [[gnu::target(EXACTREF_V3_FEATURES)]]
 #define EXACTREF_TARGET_V4 [[gnu::target(EXACTREF_V4_FEATURES)]]
+
+namespace exactref::detail {
+
+// EXACTREF_SIMD, read once for the whole process: unset or empty (no cap), "avx2" or "base" (cap the kernels' versions
+// at AVX2 or at the portable code), or anything else, which check_simd_setting() reports.
+enum class simd_cap { none, avx2, base, invalid };
+struct simd_setting {
+    simd_cap cap = simd_cap::none;
+    std::string value;  // the variable's text
+};
+inline const simd_setting& simd_setting_of_environment() {
+    static const simd_setting setting = [] {
+        simd_setting s;
+        const char* raw = std::getenv("EXACTREF_SIMD");
+        if (raw == nullptr) return s;
+        s.value = raw;
+        if (s.value == "avx2") s.cap = simd_cap::avx2;
+        else if (s.value == "base") s.cap = simd_cap::base;
+        else if (!s.value.empty()) s.cap = simd_cap::invalid;
+        return s;
+    }();
+    return setting;
+}
+/// Throws std::invalid_argument, naming the variable, its value and the valid spellings, when EXACTREF_SIMD holds
+/// anything but "avx2", "base" or nothing. Called where the library uses the setting and may throw: every call that
+/// reads the environment for its thread count (resolve_threads(0): every Python call without threads=), covers()
+/// over compact arrays, structured bounds. Entries that promise not to throw (superaccumulator::add, a one-thread
+/// exactref::sum) run the CPU's widest version instead, which gives the same bits as every other.
+inline void check_simd_setting() {
+    const simd_setting& s = simd_setting_of_environment();
+    if (s.cap == simd_cap::invalid)
+        throw std::invalid_argument("EXACTREF_SIMD='" + s.value + "': expected 'avx2' (cap the kernels at AVX2) or "
+                                    "'base' (the portable versions only), or leave it unset or empty (the CPU's "
+                                    "widest); it selects among versions that give the same bits, for tests");
+}
+
+}  // namespace exactref::detail
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 namespace exactref::detail {
@@ -33,9 +71,9 @@ inline simd_level host_simd_level() noexcept {
         simd_level cpu = simd_level::base;
         if (__builtin_cpu_supports("x86-64-v4")) cpu = simd_level::avx512;
         else if (__builtin_cpu_supports("x86-64-v3")) cpu = simd_level::avx2;
-        const char* cap = std::getenv("EXACTREF_SIMD");
-        if (cap != nullptr && std::strcmp(cap, "base") == 0) return simd_level::base;
-        if (cap != nullptr && std::strcmp(cap, "avx2") == 0) return std::min(cpu, simd_level::avx2);
+        const simd_cap cap = simd_setting_of_environment().cap;  // invalid: check_simd_setting() reports it
+        if (cap == simd_cap::base) return simd_level::base;
+        if (cap == simd_cap::avx2) return std::min(cpu, simd_level::avx2);
         return cpu;
     }();
     return level;

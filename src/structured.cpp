@@ -761,6 +761,7 @@ double as_double(T x) {
 }
 
 void check_structured(const standard& model, const char* where) {
+    detail::check_simd_setting();  // the fold kernel's version follows EXACTREF_SIMD: a bad value is an error
     if (model.decides != rule::bound || !model.structured)
         throw std::invalid_argument(std::string(where) + ": '" + model.name() + "' is not a structured standard; "
                                     "give one spelled levels:... (e.g. levels:fold/4,any), or no structure");

@@ -2,6 +2,8 @@
 // hardware_concurrency (read once), the variables read at each call.
 #include "exactref/threads.h"
 
+#include "simd_targets.h"  // check_simd_setting: a bad EXACTREF_SIMD is reported where the environment is read
+
 #include <cstdlib>  // std::getenv
 #include <optional>
 #include <stdexcept>
@@ -51,6 +53,7 @@ std::optional<unsigned> env_threads(const char* name, bool list) {
 
 unsigned resolve_threads(unsigned requested) {
     if (requested != 0) return requested;
+    check_simd_setting();  // a call that reads the environment reports a bad EXACTREF_SIMD too
     if (const auto n = env_threads("EXACTREF_NUM_THREADS", false)) return *n;
     if (const auto n = env_threads("OMP_NUM_THREADS", true)) return *n;
     // Read once: glibc answers hardware_concurrency from /sys (about 5 us a call, more than a short sum costs).

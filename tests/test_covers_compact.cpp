@@ -1,7 +1,8 @@
 // covers() over compact reference arrays (scans and segment sums) under structured and directed standards: the fused
 // filter (docs/algorithms/covers-filter.md, Steps K1-K4) against the exact path element by element, results planted
 // on the bound and one ulp either side, the closed-form factor's regimes (finite γ <= 1, γ > 1, no finite factor),
-// and the lemma behind the kept depth runs (structure_depth is non-decreasing in n).
+// and the lemma behind the kept depth runs (structure_depth is non-decreasing in n); row sums that keep their
+// structured data bounds (sum_rows_compact with structures) against each row's own full reference.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <span>
 #include <string>
@@ -579,6 +581,197 @@ TEST(CoversCompact, BlockFilterAtEveryWidthFindsTheWorstOfLongArrays) {
                                        << ", exact ratios " << j.exact_ratios << " / " << off.exact_ratios;
         }
     }
+}
+
+// ---- row sums that keep their structured data bounds (keep_structures) ------------------------------------------
+
+const char* const kept_structures[] = {"levels:fold:8,any", "levels:fold:8,tree:4,any"};
+
+std::vector<er::standard> kept_models() {
+    std::vector<er::standard> out;
+    for (const char* text : kept_structures) out.push_back(er::parse_standard(text));
+    return out;
+}
+
+// rows x cols terms of one mix, and the compact row sums keeping the structures' data bounds; every element must be
+// the row's own reference exactref::sum(row, structures) (the per-reference path), structured bounds included.
+template <class T>
+struct kept_rows {
+    std::vector<T> x;
+    er::compact_reference_array refs;
+    er::reference_array full;  // exactref::sum(row, structures) per row
+    kept_rows(std::size_t rows, std::size_t cols, oracle::term_mix mix, std::mt19937_64& rng)
+        : x(typed<T>(oracle::random_terms(er::format_traits<T>::info, rows * cols, mix, rng))),
+          refs(er::sum_rows_compact(std::span<const T>(x), rows, cols, kept_models())) {
+        full.rows = rows;
+        full.cols = 1;
+        for (std::size_t r = 0; r < rows; ++r) {
+            full.elements.push_back(er::sum(std::span<const T>(x).subspan(r * cols, cols), kept_models()));
+            full.elements.back().largest = std::numeric_limits<double>::quiet_NaN();  // not kept by compact cells
+        }
+    }
+};
+
+template <class T>
+void expect_elements_are_the_full_references(const kept_rows<T>& k) {
+    for (std::size_t i = 0; i < k.refs.size(); ++i) {
+        const er::reference e = k.refs.element(i), &f = k.full.elements[i];
+        ASSERT_EQ(e.count, f.count) << "row " << i;
+        ASSERT_EQ(e.exact(), f.exact()) << "row " << i;
+        ASSERT_EQ(e.abs_sum.to_decimal(), f.abs_sum.to_decimal()) << "row " << i;
+        ASSERT_EQ(e.structures.size(), f.structures.size()) << "row " << i;
+        for (std::size_t j = 0; j < f.structures.size(); ++j) {
+            ASSERT_EQ(e.structures[j].structure, f.structures[j].structure);
+            ASSERT_EQ(e.structures[j].leaves, f.structures[j].leaves);
+            for (std::size_t slot = 0; slot < 8; ++slot)  // bit for bit (+inf where the format cannot hold the terms)
+                ASSERT_EQ(std::bit_cast<std::uint64_t>(e.structures[j].error[slot]),
+                          std::bit_cast<std::uint64_t>(f.structures[j].error[slot]))
+                    << "row " << i << " " << f.structures[j].structure << " slot " << slot;
+        }
+    }
+}
+
+// The planted results judged over the compact rows and over the rows' own full references (covers over a
+// reference_array: the per-reference path): the same violations, first violations, worst element and message, for
+// structured standards whose data bound the rows keep and the flat ones.
+// data_decided counts the violations the data bound finds and the flat bound of the structure does not.
+template <class T>
+void expect_the_per_reference_verdicts(const kept_rows<T>& k, std::uint64_t seed, std::size_t& data_decided) {
+    const char* const models[] = {"levels:fold:8,any", "directed:levels:fold:8,any", "levels:fold:8,tree:4,any",
+                                  "any_order", "directed:any_order"};
+    for (const char* text : models) {
+        SCOPED_TRACE(std::string(text) + " seed " + std::to_string(seed));
+        const er::standard model = er::parse_standard(text);
+        for (const std::vector<T>& results : planted_results<T>(k.refs, model, seed)) {
+            const er::array_verdict v = er::covers(std::span<const T>(results), k.refs, model);
+            const er::array_verdict w = er::covers(std::span<const T>(results), k.full, model);
+            ASSERT_EQ(v.violations, w.violations);
+            ASSERT_EQ(v.first_violations, w.first_violations);
+            ASSERT_EQ(v.worst_index, w.worst_index);
+            ASSERT_EQ(v.message(), w.message());
+            if (!model.structured) continue;
+            const er::compact_reference_array flat = er::sum_rows_compact(std::span<const T>(k.x), k.refs.size(),
+                                                                          k.refs.size() ? k.x.size() / k.refs.size() : 0);
+            data_decided += v.violations - std::min(v.violations,
+                                                    er::covers(std::span<const T>(results), flat, model).violations);
+        }
+    }
+}
+
+TEST(CoversRows, KeptStructuredBoundsGiveThePerReferenceVerdictsAtEveryRowLength) {
+    // Row lengths around a fold group (8), the kernel threshold (64) and a lane block (256), and no terms at all.
+    std::uint64_t seed = 300;
+    std::size_t data_decided = 0;
+    for (std::size_t cols : {0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257}) {
+        const std::size_t rows = cols >= 64 ? 12 : 40;
+        for (oracle::term_mix mix : {oracle::term_mix::clustered, oracle::term_mix::cancelling,
+                                     oracle::term_mix::specials, oracle::term_mix::subnormal}) {
+            std::mt19937_64 rng(++seed);
+            SCOPED_TRACE("cols " + std::to_string(cols) + " " + oracle::to_string(mix));
+            const kept_rows<float> f(rows, cols, mix, rng);
+            expect_elements_are_the_full_references(f);
+            expect_the_per_reference_verdicts(f, seed, data_decided);
+            const kept_rows<double> d(rows, cols, mix, rng);
+            expect_elements_are_the_full_references(d);
+            expect_the_per_reference_verdicts(d, seed, data_decided);
+        }
+    }
+    // The planted s ± B ± 1 ulp of the data bound lie inside the looser flat bound: the kept bounds must decide them.
+    EXPECT_GT(data_decided, 0u);
+}
+
+TEST(CoversRows, KeptStructuredBoundsAtEveryWidthOnTheBoundAndAcrossFactorRegimes) {
+    // Results on the data bound and one ulp either side at every block width (EXACTREF_SIMD=avx2/base in ctest's
+    // simd_* runs): the exact path decides what the margins cannot, identically at every width; float16 rows of 300
+    // reach large γ, bfloat16 rows no finite flat factor for long folds (the data bound alone then).
+    std::uint64_t seed = 400;
+    for (oracle::term_mix mix : {oracle::term_mix::clustered, oracle::term_mix::cancelling, oracle::term_mix::specials}) {
+        std::mt19937_64 rng(++seed);
+        const kept_rows<float> f(300, 9, mix, rng);
+        check_every_width<float>(f.refs, "rows", seed);
+        const kept_rows<double> d(40, 65, mix, rng);
+        check_every_width<double>(d.refs, "rows", seed);
+        const kept_rows<er::float16> h(6, 300, mix, rng);
+        expect_elements_are_the_full_references(h);
+        check_every_width<er::float16>(h.refs, "rows", seed);
+        const kept_rows<er::bfloat16> b(4, 600, mix, rng);
+        expect_elements_are_the_full_references(b);
+        check_every_width<er::bfloat16>(b.refs, "rows", seed);
+    }
+}
+
+TEST(CoversRows, KeptStructuresRefuseMoreTermsAndOtherStructures) {
+    const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+    er::compact_reference_array refs = er::sum_rows_compact(std::span<const float>(x), 2, 3, kept_models());
+    EXPECT_EQ(refs.structures(), std::vector<std::string>(std::begin(kept_structures), std::end(kept_structures)));
+    EXPECT_THROW(refs.add(0, 1.0f), std::logic_error);
+    EXPECT_THROW(refs.add(0, std::span<const float>(x)), std::logic_error);
+    EXPECT_THROW(refs.merge(0, er::sum(x)), std::logic_error);
+    const std::vector<float> results = {6, 15};
+    // A structure the rows do not keep is refused, as for a reference built without it.
+    EXPECT_THAT([&] { (void)er::covers(std::span<const float>(results), refs, er::parse_standard("levels:fold/2,any")); },
+                testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("must be built with it")));
+    EXPECT_TRUE(er::covers(std::span<const float>(results), refs, er::parse_standard("levels:fold:8,any")).covered);
+    // A gathered array keeps the gathered elements' bounds.
+    const std::size_t pick[] = {1, 1, 0};
+    const er::compact_reference_array g = refs.gather(pick);
+    for (std::size_t k = 0; k < 3; ++k)
+        EXPECT_EQ(g.element(k).structures[0].error, refs.element(pick[k]).structures[0].error);
+    EXPECT_THROW(refs.keep_structures({er::any_order()}), std::invalid_argument);
+    er::structure_bound wrong = er::structured_bound(std::span<const float>(x), er::parse_standard("levels:fold:8,any"));
+    EXPECT_THROW(refs.set_structure_bound(0, wrong), std::invalid_argument);  // 6 leaves for a row of 3
+    EXPECT_GT(refs.memory_bytes(), 2 * 48 + 2 * 2 * 4 * sizeof(double) - 1);  // float32: 4 bounds per structure
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SimdSetting, ABadValueIsAnErrorThatNamesIt) {
+    // ctest runs this under EXACTREF_SIMD=avx3 (tests/cmake/simd.cmake: simd_bad_value; the setting is read once per
+    // process); under a valid setting every entry below works.
+    const char* raw = std::getenv("EXACTREF_SIMD");
+    const bool bad = raw != nullptr && std::string(raw) == "avx3";
+    const std::vector<float> x = {1, 2, 3, 4, 5, 6}, results = {6, 15};
+    const er::compact_reference_array refs = er::sum_rows_compact(std::span<const float>(x), 2, 3);
+    auto message = testing::AllOf(testing::HasSubstr("EXACTREF_SIMD='avx3'"), testing::HasSubstr("'avx2'"),
+                                  testing::HasSubstr("'base'"));
+    if (!bad) {
+        EXPECT_TRUE(er::covers(std::span<const float>(results), refs, er::any_order()).covered);
+        EXPECT_EQ(er::sum(std::span<const float>(x), er::sum_options{0}).exact(), "21");
+        return;
+    }
+    EXPECT_THAT([&] { (void)er::covers(std::span<const float>(results), refs, er::any_order()); },
+                testing::ThrowsMessage<std::invalid_argument>(message));
+    EXPECT_THAT([&] { (void)er::sum(std::span<const float>(x), er::sum_options{0}); },
+                testing::ThrowsMessage<std::invalid_argument>(message));
+    EXPECT_THAT([&] { (void)er::structured_bound(std::span<const float>(x), er::parse_standard("levels:fold:2,any")); },
+                testing::ThrowsMessage<std::invalid_argument>(message));
+    EXPECT_EQ(er::sum(std::span<const float>(x)).exact(), "21");  // one thread, never throws: the widest version
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CoversCompact, AScanRefusesGroupCountsWithAdviceForScans) {
+    // A scan's first prefixes are shorter than any "/N" or "%N" structure's N: the error says which standards
+    // describe a scan instead of level_shapes' "give at most 1", which no scan can follow.
+    const std::vector<float> x(10, 1.0f);
+    const er::compact_reference_array scan = er::inclusive_scan(std::span<const float>(x), {x.size()});
+    std::vector<float> results(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) results[i] = static_cast<float>(i + 1);
+    for (const char* text : {"levels:fold/4,any", "levels:fold%2,any", "directed:levels:fold/2,tree:4,any"}) {
+        SCOPED_TRACE(text);
+        EXPECT_THAT([&] { (void)er::covers(std::span<const float>(results), scan, er::parse_standard(text)); },
+                    testing::ThrowsMessage<std::invalid_argument>(testing::AllOf(
+                        testing::HasSubstr("describes no scan"), testing::HasSubstr("every length from 1 up"),
+                        testing::HasSubstr("'any_order'"), testing::HasSubstr("height="),
+                        testing::HasSubstr("'levels:fold:N,any'"), testing::Not(testing::HasSubstr("  ")))));
+    }
+    // The standards it advises judge the scan.
+    for (const char* text : {"any_order", "tree:4", "levels:fold:4,any", "levels:fold"})
+        EXPECT_TRUE(er::covers(std::span<const float>(results), scan, er::parse_standard(text)).covered) << text;
 }
 
 }  // namespace

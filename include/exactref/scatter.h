@@ -12,11 +12,13 @@
 // Standards apply per element (covers.h: covers(results, compact_reference_array, model)): each element is a sum of
 // its own n_i terms (its updates, plus the initial value when there is one), so any_order's bound is
 // (n_i - 1)·u·S_i — the atomics model. exact, faithful, tree:H, split_k:S, mixed, directed and ftz apply per element
-// as to any reference; a structured (levels:) standard takes its flat bound per element (no data bound is kept).
+// as to any reference; a structured (levels:) standard takes its flat bound per element unless the array keeps that
+// structure's data bound per element (keep_structures; sum_rows_compact with structures).
 #pragma once
 
 #include "exactref/config.h"  // C++20, or a clear error
 
+#include <array>  // the kept structured bounds
 #include <atomic>  // the kept filter summaries
 #include <bit>  // std::bit_cast
 #include <concepts>
@@ -94,6 +96,28 @@ public:
     /// std::out_of_range for i >= size(), std::logic_error for a scan's array.
     void merge(std::size_t i, const reference& part);
 
+    /// Structured data bounds kept per element (standard.h, levels:...; reference.h structure_bound): after
+    /// keep_structures(models), element i carries, for each of the models' structures, the bound of its own terms
+    /// — what exactref::sum(terms, {model}) would hold — so covers() under such a standard decides against
+    /// min(flat bound, data bound) exactly as for the full reference, at the compact arrays' speed. Each element
+    /// starts at +inf (no data bound: the flat bound decides) until set_structure_bound gives it one. Memory: 8 bytes
+    /// per element, structure and (accumulation format, rounding) pair that can hold term_format() exactly (binary64
+    /// terms 16 bytes, binary32 32, binary16 and bfloat16 48). Once kept, the array takes no more terms (add, merge:
+    /// std::logic_error), since a bound describes the terms it was computed over. Calling it again replaces the set.
+    /// Throws std::invalid_argument for a standard that is not structured, std::logic_error for a scan's array.
+    void keep_structures(const std::vector<standard>& models);
+    /// Element i's data bound of b.structure, one of the kept structures (b as structured_bound gives it for the
+    /// element's terms). Throws std::invalid_argument when b.structure is not kept or b.leaves differs from
+    /// count(i), std::out_of_range for i >= size().
+    void set_structure_bound(std::size_t i, const structure_bound& b);
+    /// The kept structures, in the order keep_structures took them ("levels:fold:8,any"; empty: none kept).
+    const std::vector<std::string>& structures() const noexcept { return structures_.names; }
+    /// Internal (covers.cpp): the kept bounds of `structure` for accumulation format `acc` and rounding, one double
+    /// per element (structure_bound::error_for of each element's bound), or nullptr when not kept.
+    const double* structure_bounds(const std::string& structure, dtype acc, bool directed) const noexcept;
+    /// Internal (element()): element i's kept bounds appended to out.structures (out.count set).
+    void append_structures(std::size_t i, reference& out) const;
+
     /// n_i. Throws std::out_of_range for i >= size() (as every accessor below).
     std::uint64_t count(std::size_t i) const;
     /// The smallest and largest n_i ({0, 0} when empty): O(1) for a scan or while filter summaries are kept, one pass
@@ -103,9 +127,11 @@ public:
     /// exactref::sum would give for the same terms, except `largest` (NaN: not kept).
     reference element(std::size_t i) const;
     void element(std::size_t i, reference& out) const;
-    /// Element i as covers() judges it under `model`: for a structured (levels:) standard the reference carries that
-    /// structure with an infinite data bound (none is kept per element), so bound() and covers() take the
-    /// structure's flat bound over n_i; otherwise element(i).
+    /// Element i as covers() judges it under `model`: for a structured (levels:) standard its kept data bound when
+    /// the array keeps that structure (keep_structures); no bound of it when the array keeps others (covers() then
+    /// refuses the standard, as for a reference built without it); else, when the array keeps none, the structure
+    /// with an infinite data bound, so bound() and covers() take the structure's flat bound over n_i. Otherwise
+    /// element(i), which carries every kept structure's bound.
     void element(std::size_t i, const standard& model, reference& out) const;
     reference element(std::size_t i, const standard& model) const {
         reference r;
@@ -243,6 +269,17 @@ private:
     cell_vector cells_;
     std::vector<spill> spills_;
     std::shared_ptr<const scan_storage> scan_;  // immutable once built: copies share it
+    // keep_structures (src/axis_sums.cpp): bounds[(structure·columns + column)·size + i], column column_of[slot] for
+    // structure_bound::error[slot] (-1: that format cannot hold the terms, +inf); column-major, so a covers() pass
+    // under one standard streams 8 bytes per element.
+    struct kept_structures {
+        std::vector<std::string> names;
+        std::array<std::int8_t, 8> column_of{};
+        std::size_t columns = 0;
+        std::vector<double> bounds;
+    };
+    kept_structures structures_;
+    void check_no_structures() const;
     // The filter summaries, built once per state of the array; a copy or a moved-to array starts without them.
     struct summary_slot {
         summary_slot() = default;
@@ -356,6 +393,15 @@ compact_reference_array embedding_bag_sum(std::span<const T> weight, std::size_t
 ///   data {1, 2, 3, 4, 5, 6}, rows 2, cols 3  ->  exact [6, 15], count [3, 3]
 template <floating_format T>
 compact_reference_array sum_rows_compact(std::span<const T> data, std::size_t rows, std::size_t cols);
+/// The same, with each row's data bounds of the structured standards `structures` kept (keep_structures): covers()
+/// under one of them judges row i against min(flat bound, the bound of row i's terms), as sum_rows's reference of
+/// that row built with exactref::sum(row, structures) would be judged, with the same verdicts and worst element.
+/// One more pass over each row per structure (structured_bound). Throws std::invalid_argument as sum_rows_compact,
+/// and for a standard that is not structured or whose groups do not fit cols terms.
+///   sum_rows_compact(data, 1000000, 10, {parse_standard("levels:fold:8,any")})  // 48 + 32 bytes per float32 row
+template <floating_format T>
+compact_reference_array sum_rows_compact(std::span<const T> data, std::size_t rows, std::size_t cols,
+                                         const std::vector<standard>& structures);
 
 template <floating_format T>
 compact_reference_array inclusive_scan(std::span<const T> values, const array_shape& shape, int axis = 0);

@@ -24,7 +24,8 @@ namespace exactref::detail {
 /// both); an empty value counts as unset.
 /// Throws std::invalid_argument, naming the variable and its value, for anything else: 0, a negative number, junk
 /// ("four", "4x"), or a value above 65536 (surely a mistake). Callers then cap the result by the work there is
-/// (small inputs stay on one thread).
+/// (small inputs stay on one thread). With requested = 0 it also throws std::invalid_argument for an EXACTREF_SIMD
+/// other than "avx2", "base" or unset/empty (the cap on the kernels' instruction sets, src/simd_targets.h).
 ///   // EXACTREF_NUM_THREADS=2 OMP_NUM_THREADS=8
 ///   exactref::detail::resolve_threads(0);   // -> 2
 ///   exactref::detail::resolve_threads(3);   // -> 3

@@ -101,10 +101,11 @@ def sum(x: _Any, axis: _Union[None, int, _Sequence[int]] = None, *,  # noqa: A00
         or bools into float64 (True is 1.0), and an int that float64 cannot hold exactly is refused; a list of only
         ints or only bools is refused. A numpy masked array is refused (pass x.compressed() or x.filled(value)).
     axis: None (every element, a 0-d Reference), an int or a tuple of ints: a Reference with the remaining axes, one
-        exact reference per output element, like np.sum(x, axis). Without structure= they are kept compact: a 48-byte
-        cell per element (exact Σx and Σ|x| over one exponent; a full accumulator pair only for an element whose
-        terms span more than ~125 binades or hold Inf/NaN) and its largest term, ~56 bytes per element instead of
-        ~2.3 KB; every query answers the same (docs/scatter.md, "Axis sums").
+        exact reference per output element, like np.sum(x, axis). They are kept compact: a 48-byte cell per element
+        (exact Σx and Σ|x| over one exponent; a full accumulator pair only for an element whose terms span more than
+        ~125 binades or hold Inf/NaN) and its largest term, ~56 bytes per element instead of ~2.3 KB, plus with
+        structure= 8 bytes per element, structure and (accumulation format, rounding) that holds the terms (32 for
+        float32 terms); every query answers the same (docs/scatter.md, "Axis sums").
     keepdims: False (default) or True: the reduced axes stay in the Reference's shape with length one, as in
         np.sum(x, axis, keepdims=True) (axis=None: shape (1,) * x.ndim), so results computed with keepdims=True are
         judged element by element without a squeeze. The references are the same; only the shape differs.

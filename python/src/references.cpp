@@ -102,20 +102,20 @@ bool is_c_contiguous(const std::int64_t* shape, const std::int64_t* strides, std
     return true;
 }
 
-// The structured bounds of one block (each standard's data bound, one pass over the block per standard).
-template <class T>
-void add_structures(reference& r, const T* base, const std::int64_t* shape, const std::int64_t* strides,
-                    std::size_t k, const std::vector<standard>& structures) {
+// The structured bounds of one block (each standard's data bound, one pass over the block per standard), given to
+// keep(bound) one by one: the block in place when it is C-contiguous, else copied into `copy` first.
+template <class T, class Keep>
+void for_each_structure(const T* base, const std::int64_t* shape, const std::int64_t* strides, std::size_t k,
+                        const std::vector<standard>& structures, std::vector<T>& copy, Keep&& keep) {
     if (structures.empty()) return;
     std::size_t count = 1;
     for (std::size_t d = 0; d < k; ++d) count *= static_cast<std::size_t>(shape[d]);
-    std::vector<T> copy;
     std::span<const T> xs(base, count);
     if (count > 0 && !is_c_contiguous(shape, strides, k)) {
         copy = gather_block(base, shape, strides, k);
         xs = std::span<const T>(copy);
     }
-    for (const standard& m : structures) r.structures.push_back(structured_bound(xs, m));
+    for (const standard& m : structures) keep(structured_bound(xs, m));
 }
 
 // Passes the k-dimensional block at `base` (shape, strides in elements) to add(span, threads) as runs of its terms in
@@ -209,7 +209,8 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
                          r.count += xs.size();
                          add_span(r, xs, t);
                      });
-        add_structures<T>(r, base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures);
+        for_each_structure<T>(base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures, buffer,
+                              [&](structure_bound b) { r.structures.push_back(std::move(b)); });
         r.cache_enclosures();  // for covers() over arrays (reference.h)
     });
 }
@@ -218,8 +219,11 @@ void sum_trailing_typed(const host_view& v, std::size_t reduce, const std::vecto
 // and max|x_i| per element beside it (8 bytes), filled run by run: compact_reference_array::add (the cell update for
 // short runs, the superaccumulator kernel from kernel_terms on), or a run long enough for several threads summed by
 // exactref::sum on them and merged. Each element answers what its full reference would (tests/python/test_sum.py).
+// With structures, each element's data bounds are kept beside (keep_structures: 8 bytes per element, structure and
+// accumulation format and rounding that hold the terms), computed over the block in a second pass.
 template <class T>
-void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, unsigned threads, reference_list& out) {
+void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, const std::vector<standard>& structures,
+                                unsigned threads, reference_list& out) {
     const std::size_t keep = v.shape.size() - reduce;
     const std::size_t outputs = outputs_of(v, reduce);
     compact_reference_array refs({outputs}, format_traits<T>::info.id);
@@ -239,6 +243,13 @@ void sum_trailing_compact_typed(const host_view& v, std::size_t reduce, unsigned
                          largest[i] = std::max(largest[i], largest_magnitude(xs));
                      });
     });
+    if (!structures.empty()) {
+        refs.keep_structures(structures);
+        for_each_output(v, reduce, outputs, [&](std::size_t i, std::int64_t offset) {
+            for_each_structure<T>(base + offset, v.shape.data() + keep, v.strides.data() + keep, reduce, structures,
+                                  buffer, [&](const structure_bound& b) { refs.set_structure_bound(i, b); });
+        });
+    }
     out.compact = std::make_shared<const compact_reference_array>(std::move(refs));
     out.largest = std::make_shared<const std::vector<double>>(std::move(largest));
 }
@@ -256,7 +267,7 @@ reference_list sum_trailing(const any_array& a, const std::optional<std::string>
     nb::gil_scoped_release release;
     with_storage(v.type, [&](auto tag) {
         using T = decltype(tag);
-        if (compact && structures.empty()) sum_trailing_compact_typed<T>(v, reduce, workers, out);
+        if (compact) sum_trailing_compact_typed<T>(v, reduce, structures, workers, out);
         else sum_trailing_typed<T>(v, reduce, structures, workers, out);
     });
     return out;
@@ -684,15 +695,23 @@ structure_bound structure_from(const structure_tuple& t, const reference& r) {
 
 // compact: the list was a compact_reference_array (export_states of scatter-adds, scans, axis sums): the elements go
 // back into one (48 bytes each, compact_reference_array::merge into empty cells is exact), with the largest terms
-// beside when every state has one (axis sums), unless a state carries structured bounds or is a dot product, which a
-// compact cell cannot hold; then, as without compact, one full reference per element.
+// beside when every state has one (axis sums) and the structured bounds kept (keep_structures) when every state has
+// the same structures (axis sums with structure=); states of dot products, or with differing structures, which a
+// compact array cannot hold, give one full reference per element, as without compact.
 reference_list references_from_states(const std::string& term_dtype, bool is_dot,
                                       const std::vector<reference_tuple>& states, bool compact) {
     reference_list out;
     out.term_format = parse_dtype(term_dtype);
     out.is_dot = is_dot;
-    compact = compact && !is_dot && std::none_of(states.begin(), states.end(), [](const reference_tuple& t) {
-        return !std::get<9>(t).empty();
+    std::vector<std::string> names;  // the structures of the first state, which every state must have
+    if (!states.empty())
+        for (const structure_tuple& st : std::get<9>(states.front())) names.push_back(std::get<0>(st));
+    compact = compact && !is_dot && std::all_of(states.begin(), states.end(), [&](const reference_tuple& t) {
+        const std::vector<structure_tuple>& kept = std::get<9>(t);
+        if (kept.size() != names.size()) return false;
+        for (std::size_t k = 0; k < kept.size(); ++k)
+            if (std::get<0>(kept[k]) != names[k]) return false;
+        return true;
     });
     if (!compact) out.items.reserve(states.size());
     std::shared_ptr<compact_reference_array> cells;
@@ -727,6 +746,17 @@ reference_list references_from_states(const std::string& term_dtype, bool is_dot
         }
         r.cache_enclosures();
         out.items.push_back(std::move(r));
+    }
+    if (cells && !names.empty()) {  // the bounds, once every element holds its terms (validated above)
+        std::vector<standard> models;
+        for (const std::string& name : names) models.push_back(parse_standard(name));
+        cells->keep_structures(models);
+        for (std::size_t i = 0; i < states.size(); ++i) {
+            reference key;  // what structure_from checks a bound against
+            key.count = std::get<0>(states[i]);
+            key.has_initial = std::get<5>(states[i]);
+            for (const structure_tuple& st : std::get<9>(states[i])) cells->set_structure_bound(i, structure_from(st, key));
+        }
     }
     if (cells) {
         out.compact = std::move(cells);

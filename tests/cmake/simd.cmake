@@ -12,10 +12,14 @@ foreach(level avx2 base)
   # The exact dot: the cap turns Step D6 (AVX-512 only) off, and base also the binary64 FMA lane kernels (every
   # binary64 pair then takes Step D1); the narrow formats' Steps D1-D5 dispatch on the CPU alone (target_clones).
   add_test(NAME simd_${level}.dot COMMAND test_dot --gtest_filter=Dot.*:DotExtraction.*)
-  # covers()' block filter over compact arrays (src/covers_block.h) has the same three versions.
+  # covers()' block filter over compact arrays (src/covers_block.h) has the same three versions (row sums with kept
+  # structured bounds too).
   add_test(NAME simd_${level}.covers_block
-           COMMAND test_covers_compact --gtest_filter=CoversCompact.BlockFilterAtEveryWidthDefers*:CoversCompact.BlockFilterAtEveryWidthFinds*)
+           COMMAND test_covers_compact --gtest_filter=CoversCompact.BlockFilterAtEveryWidthDefers*:CoversCompact.BlockFilterAtEveryWidthFinds*:CoversRows.KeptStructuredBoundsAtEveryWidth*)
   set_tests_properties(simd_${level}.accumulator_random simd_${level}.fused_sum simd_${level}.structured
                        simd_${level}.dot simd_${level}.covers_block
                        PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=0.3" LABELS unit)
 endforeach()
+# A value of EXACTREF_SIMD other than avx2, base or empty is an error naming it (read once per process, so its own run).
+add_test(NAME simd_bad_value COMMAND test_covers_compact --gtest_filter=SimdSetting.*)
+set_tests_properties(simd_bad_value PROPERTIES ENVIRONMENT "EXACTREF_SIMD=avx3" LABELS unit)

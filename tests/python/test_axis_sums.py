@@ -21,12 +21,13 @@ KERNEL = 64  # compact_reference_array::kernel_terms: rows from here on take the
 ROUNDINGS = ("nearest", "toward_zero", "upward", "downward")
 
 
-def full_sum(x, axis=None, keepdims=False):
-    """er.sum's references as one full reference per element (the path er.sum takes with structure=), for comparing."""
+def full_sum(x, axis=None, keepdims=False, structure=None):
+    """er.sum's references as one full reference per element (the path er.sum took with structure=), for comparing."""
     a, name = host_array(x, "x")
     axes = tuple(range(a.ndim)) if axis is None else tuple(d % a.ndim for d in np.atleast_1d(axis))
     keep = [d for d in range(a.ndim) if d not in axes]
-    refs = _core.sum(a.transpose(keep + list(axes)), "bfloat16" if name == "bfloat16" else None, len(axes), [], 1,
+    models = er._structures(structure) if structure is not None else []
+    refs = _core.sum(a.transpose(keep + list(axes)), "bfloat16" if name == "bfloat16" else None, len(axes), models, 1,
                      False)
     shape = [1 if d in axes else a.shape[d] for d in range(a.ndim)] if keepdims else [a.shape[d] for d in keep]
     return Reference(refs, np.arange(len(refs), dtype=np.int64).reshape(shape))
@@ -195,3 +196,72 @@ def test_memory_per_element():
     per_row = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
                                    text=True).stdout)
     assert per_row <= 72, f"{per_row:.1f} bytes per output element"
+
+
+STRUCTURES = ["levels:fold:8,any", "levels:fold:8,tree:4,any"]
+
+
+def planted_on_the_bound(c, standard, dtype):
+    """Results at RN(s ± B) of each element and one ulp either side: where the exact comparison decides."""
+    s = np.asarray(c.nearest("float64"), dtype=np.float64)
+    b = np.asarray(c.bound(standard), dtype=np.float64)
+    out = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for edge in (s + b, s - b):
+            r = edge.astype(dtype)
+            out += [r, np.nextafter(r, np.asarray(np.inf, r.dtype)), np.nextafter(r, np.asarray(-np.inf, r.dtype))]
+    return out
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("cols", [0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257])
+def test_structured_rows_are_compact_and_judge_as_the_full_references(name, cols):
+    rng = np.random.default_rng(1000 + cols)
+    spread = 6 if name == "float16" else 20
+    x = (rng.standard_normal((9, cols)) * 2.0 ** rng.integers(-spread, spread, (9, cols))).astype(NUMPY_DTYPES[name])
+    if cols:
+        x[1, 0] = np.inf  # a row with Inf, one with NaN, one of -0.0 terms
+        x[2, -1] = np.nan
+        x[3] = -0.0
+    c, f = er.sum(x, axis=1, structure=STRUCTURES), full_sum(x, axis=1, structure=STRUCTURES)
+    assert c._refs.is_compact and not f._refs.is_compact
+    assert c.structures == f.structures == STRUCTURES
+    with np.errstate(over="ignore", invalid="ignore"):
+        for standard in STRUCTURES + ["directed:levels:fold:8,any", "any_order"]:
+            assert np.array_equal(c.bound(standard), f.bound(standard), equal_nan=True), standard
+            for res in results_near(c, name) + planted_on_the_bound(f, standard, x.dtype):
+                assert np.array_equal(c.covers(res, standard), f.covers(res, standard)), standard
+                if c.size:
+                    assert c.verdict(res, standard).message() == f.verdict(res, standard).message(), standard
+    # A structure it was not built with is refused, as for the full references (rows of 2 terms at least: /2).
+    for refs in (c, f) if cols >= 2 else ():
+        with pytest.raises(ValueError, match="must be built with it"):
+            refs.covers(np.zeros(9, x.dtype), "levels:fold/2,any")
+    back = pickle.loads(pickle.dumps(c))
+    assert back.structures == STRUCTURES and back._refs.is_compact  # loads compact, its bounds kept
+    assert np.array_equal(back.bound(STRUCTURES[1]), c.bound(STRUCTURES[1]), equal_nan=True)
+    res = np.asarray(c.nearest(), dtype=x.dtype)
+    assert np.array_equal(back.covers(res, STRUCTURES[0]), c.covers(res, STRUCTURES[0]))
+
+
+def test_structured_rows_catch_what_the_flat_bound_misses():
+    """A fold over groups of 8 then any order: the data bound of each row sees a planted error that the structure's
+    flat bound (what a compact Reference without structure= judges with) lets through."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2000, 64)).astype(np.float32)
+    folded = np.zeros(2000, np.float32)
+    for g in range(8):  # each group of 8 folded left to right in float32, the groups added in order
+        part = np.zeros(2000, np.float32)
+        for j in range(8):
+            part = (part + x[:, 8 * g + j]).astype(np.float32)
+        folded = (folded + part).astype(np.float32)
+    kept, flat = er.sum(x, axis=1, structure="levels:fold:8,any"), er.sum(x, axis=1)
+    standard = "levels:fold:8,any"
+    assert kept.covers(folded, standard).all()
+    b_data = np.asarray(kept.bound(standard))
+    assert (b_data < np.asarray(flat.bound(standard))).all()
+    wrong = (np.asarray(kept.nearest("float64")) + 2 * b_data).astype(np.float32)  # twice the data bound away
+    moved = wrong != folded
+    assert moved.sum() > 1000
+    assert not kept.covers(wrong, standard)[moved].any()
+    assert flat.covers(wrong, standard)[moved].any()  # the looser flat bound misses some of them

@@ -437,3 +437,16 @@ def test_type_errors_name_the_argument():
     assert er.add_at(np.zeros(2, np.float32), [0], 0.5).dtype == "float32"  # exactly a float32 value: taken
     with pytest.raises(TypeError, match=r"bincount: x: expected integer indices"):
         er.bincount(np.array([0.0]), [1.0])
+
+
+def test_cumsum_with_group_counts_says_which_standards_describe_a_scan():
+    """A structure of '/N' or '%N' groups fits sums of one length; a scan's prefixes have every length from 1: the
+    error names the standards for scans instead of advising fewer groups."""
+    x = np.ones(10, np.float32)
+    r = er.cumsum(x)
+    got = np.cumsum(x, dtype=np.float32)
+    with pytest.raises(ValueError, match="describes no scan.*'any_order'.*height=.*'levels:fold:N,any'"):
+        r.covers(got, standard="levels:fold/4,any")
+    for standard in ("any_order", "levels:fold:4,any"):
+        assert r.covers(got, standard=standard).all()
+    assert r.covers(got, standard="tree", height=4).all()

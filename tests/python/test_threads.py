@@ -173,3 +173,24 @@ def test_environment_in_a_fresh_process():
     env["EXACTREF_NUM_THREADS"] = "zero"
     bad = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "EXACTREF_NUM_THREADS='zero'" in bad.stderr
+
+
+def test_a_bad_exactref_simd_is_a_value_error_naming_it():
+    """EXACTREF_SIMD is read once per process, so in a subprocess: a value other than avx2, base or empty is a
+    ValueError naming the variable, its value and the valid spellings; the valid ones give the same bits."""
+    code = ("import numpy as np, exactref as er\n"
+            "x = np.arange(12.0).reshape(3, 4)\n"
+            "try:\n"
+            "    er.sum(x, axis=1)\n"
+            "except ValueError as e:\n"
+            "    print('ValueError:', e)\n"
+            "else:\n"
+            "    print('sum', er.sum(x).exact, er.sum(x, axis=1).covers(x.sum(axis=1)).all())\n")
+    def run(value):
+        env = dict(os.environ, EXACTREF_SIMD=value)
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    out = run("avx3")
+    assert out.startswith("ValueError: EXACTREF_SIMD='avx3'") and "'avx2'" in out and "'base'" in out, out
+    for value in ("avx2", "base", ""):
+        assert run(value) == "sum 66 True", value
