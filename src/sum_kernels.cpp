@@ -1,6 +1,9 @@
 // The superaccumulator's fast path for long spans: blocked, windowed integer lane sums (SIMD-friendly).
 //
 // Algorithm (docs/algorithms/superaccumulator.md, "Fast path"):
+//   Step F0  first, a block tries Step F3 in one read with a guessed top (one binade above the previous block's
+//            largest) and no in-window mask, keeping max(|b| - floor): the sums count only when it shows that every
+//            term lay in the window; otherwise Steps F1-F5 (after a miss F0 waits 1, 3, ... 63 blocks).
 //   Step F1  per block of B terms, one pass computes the largest magnitude and the smallest non-zero magnitude.
 //   Step F2  a block holding Inf/NaN goes term by term (rare); a block of zeros only updates the signed-zero flags.
 //   Step F3  the window of `top` (a biased exponent; the first is the block's largest, subnormals counting as 1): a
