@@ -566,7 +566,10 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         // Step F1
         const block_scan s = scan_block<L>(x, len);
         const auto top_field = static_cast<int>(s.max_abs >> L::frac_bits);
-        guess = one_pass_top<L>(top_field);  // 0 for a block of zeros or with Inf/NaN
+        // The next guess, if this block would have fitted it (wide blocks set none: they would only miss); 0 for a
+        // block of zeros or with Inf/NaN.
+        guess = one_pass_top<L>(top_field);
+        if (guess != 0 && s.min_nonzero_abs < window_floor<L>(guess)) guess = 0;
         // Step F2
         if (top_field == static_cast<int>(L::field_mask)) {
             for (std::size_t i = 0; i < len; ++i) add_one<L>(f, t, x[i]);
