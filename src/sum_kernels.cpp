@@ -297,12 +297,13 @@ EXACTREF_INLINE_KERNEL lane_sums window_sum(const typename L::bits_type* x, std:
 // ---- Step F0 --------------------------------------------------------------------------------------------------------
 // The one-pass window: Step F3 over a block with a guessed top (one binade above the previous block's largest term)
 // and without Step F1's scan or Step F3's in-window mask, so a block is read once instead of twice and each term costs
-// fewer instructions. Every term is shifted as if it were in the window; the pass also keeps the largest shift, as an
-// unsigned number (a term below the window, a zero or a subnormal has a negative shift, read as a huge one; a term
-// above the window, an Inf or a NaN has a shift above W) and, when asked, the largest magnitude. The lane sums count
-// only when that largest shift is <= W: then every term lay in the window, Step F3's mask would have kept each one,
-// and the sums are Step F3's (the same invariant bounds them). Otherwise they are dropped and the block takes Steps
-// F1-F5. top >= W + 2 (no subnormal window) and top < the Inf/NaN field (whose shift is then > W): one_pass_top.
+// fewer instructions. Every term is shifted as if it were in the window, by the field part of |b| - floor (floor: the
+// bits of the window's smallest value), and the pass keeps the largest |b| - floor as an unsigned number: a term below
+// the window, a zero or a subnormal wraps to at least 2^63; a term above it, an Inf or a NaN has a field part above
+// W. The lane sums count only when that largest field part is <= W: then every term lay in the window, Step F3's mask
+// would have kept each one, the shifts are Step F3's, and so are the sums (the same invariant bounds them); the
+// largest |b| - floor plus floor is max|x|. Otherwise they are dropped and the block takes Steps F1-F5.
+// top >= W + 2 (no subnormal window: floor > 0) and top < the Inf/NaN field: one_pass_top.
 template <class L>
 constexpr int one_pass_top(int largest_field) noexcept {
     const int top = largest_field + 1;
@@ -335,7 +336,7 @@ EXACTREF_INLINE_KERNEL void one_pass_terms(typename simd<V>::u64 b, std::uint64_
 
 // Step F0 over the first `steps` whole steps of a block. Returns the lane sums and the largest |b| - floor (unsigned).
 // No software prefetch: the block is read once, in order, which the hardware prefetcher follows (prefetching the next
-// block, as Step F3 does for the scan that follows it, measured 10-25% slower here at 10^7 terms).
+// block, as Step F3 does for the scan that follows it, measured slower at 10^7 terms: docs/performance.md).
 template <class L, pass K, std::size_t V>
 EXACTREF_INLINE_KERNEL std::pair<lane_sums, std::uint64_t> one_pass_block(const typename L::bits_type* x,
                                                                           std::size_t steps,
