@@ -1,6 +1,9 @@
 // The superaccumulator's fast path for long spans: blocked, windowed integer lane sums (SIMD-friendly).
 //
 // Algorithm (docs/algorithms/superaccumulator.md, "Fast path"):
+//   Step F0  first, a block tries Step F3 in one read with a guessed top (one binade above the previous block's
+//            largest) and no in-window mask, keeping max(|b| - floor): the sums count only when it shows that every
+//            term lay in the window; otherwise Steps F1-F5 (after a miss F0 waits 1, 3, ... 63 blocks).
 //   Step F1  per block of B terms, one pass computes the largest magnitude and the smallest non-zero magnitude.
 //   Step F2  a block holding Inf/NaN goes term by term (rare); a block of zeros only updates the signed-zero flags.
 //   Step F3  the window of `top` (a biased exponent; the first is the block's largest, subnormals counting as 1): a
@@ -32,6 +35,7 @@
 #include <cstdint>
 #include <cstring>  // std::memcpy: unaligned vector loads
 #include <type_traits>
+#include <utility>  // std::pair
 
 #include "exactref/accumulator.h"
 #include "exactref/detail/uint128.h"
@@ -220,19 +224,25 @@ EXACTREF_INLINE_KERNEL void window_terms(typename simd<V>::u64 b, std::int64_t o
     }
 }
 
-// Step F3 for the V bytes at p.
-template <class L, pass K, bool SubnormalWindow, std::size_t V>
-EXACTREF_INLINE_KERNEL void window_step(const void* p, std::int64_t offset, lane_vectors<V>& a) noexcept {
+// Calls terms(b) for the V bytes at p, V/8 terms b at a time, one per 64-bit lane.
+template <class L, std::size_t V, class F>
+EXACTREF_INLINE_KERNEL void for_each_lane_terms(const void* p, F&& terms) noexcept {
     typename simd<V>::u64 words;
     std::memcpy(&words, p, sizeof words);
     constexpr int per_word = 64 / L::storage_bits;
     if constexpr (per_word == 1) {
-        window_terms<L, K, SubnormalWindow, V>(words, offset, a);
+        terms(words);
     } else {
         constexpr std::uint64_t term_mask = (std::uint64_t{1} << L::storage_bits) - 1;
-        for (int k = 0; k < per_word; ++k)
-            window_terms<L, K, SubnormalWindow, V>((words >> (k * L::storage_bits)) & term_mask, offset, a);
+        for (int k = 0; k + 1 < per_word; ++k) terms((words >> (k * L::storage_bits)) & term_mask);
+        terms(words >> ((per_word - 1) * L::storage_bits));  // the top term needs no mask
     }
+}
+
+// Step F3 for the V bytes at p.
+template <class L, pass K, bool SubnormalWindow, std::size_t V>
+EXACTREF_INLINE_KERNEL void window_step(const void* p, std::int64_t offset, lane_vectors<V>& a) noexcept {
+    for_each_lane_terms<L, V>(p, [&](typename simd<V>::u64 b) { window_terms<L, K, SubnormalWindow, V>(b, offset, a); });
 }
 
 template <std::size_t V>
@@ -240,6 +250,19 @@ EXACTREF_INLINE_KERNEL std::int64_t horizontal_sum(typename simd<V>::u64 v) noex
     std::uint64_t s = 0;
     for (std::size_t j = 0; j < V / 8; ++j) s += v[j];
     return static_cast<std::int64_t>(s);  // < 2^62 (invariant)
+}
+
+template <std::size_t V>
+EXACTREF_INLINE_KERNEL std::uint64_t horizontal_max(typename simd<V>::u64 v) noexcept {
+    std::uint64_t m = 0;
+    for (std::size_t j = 0; j < V / 8; ++j) m = std::max<std::uint64_t>(m, v[j]);
+    return m;
+}
+
+template <std::size_t V>
+EXACTREF_INLINE_KERNEL lane_sums horizontal_sums(const lane_vectors<V>& a) noexcept {
+    return {horizontal_sum<V>(a.total_high), horizontal_sum<V>(a.total_low), horizontal_sum<V>(a.neg_high),
+            horizontal_sum<V>(a.neg_low)};
 }
 
 // window_step over one block; the next block (scanned next) is prefetched as this one is summed, so its memory
@@ -261,8 +284,7 @@ EXACTREF_INLINE_KERNEL lane_sums window_block(const typename L::bits_type* x, st
         std::memcpy(padded, x + i, (n - i) * sizeof(Bits));
         window_step<L, K, SubnormalWindow, V>(padded, offset, a);
     }
-    return {horizontal_sum<V>(a.total_high), horizontal_sum<V>(a.total_low), horizontal_sum<V>(a.neg_high),
-            horizontal_sum<V>(a.neg_low)};
+    return horizontal_sums<V>(a);
 }
 
 template <class L, pass K, std::size_t V>
@@ -270,6 +292,62 @@ EXACTREF_INLINE_KERNEL lane_sums window_sum(const typename L::bits_type* x, std:
                                             const typename L::bits_type* next) noexcept {
     if (has_subnormal_window<L>(top)) return window_block<L, K, true, V>(x, n, top, next);
     return window_block<L, K, false, V>(x, n, top, next);
+}
+
+// ---- Step F0 --------------------------------------------------------------------------------------------------------
+// The one-pass window: Step F3 over a block with a guessed top (one binade above the previous block's largest term)
+// and without Step F1's scan or Step F3's in-window mask, so a block is read once instead of twice and each term costs
+// fewer instructions. Every term is shifted as if it were in the window, by the field part of |b| - floor (floor: the
+// bits of the window's smallest value), and the pass keeps the largest |b| - floor as an unsigned number: a term below
+// the window, a zero or a subnormal wraps to at least 2^63; a term above it, an Inf or a NaN has a field part above
+// W. The lane sums count only when that largest field part is <= W: then every term lay in the window, Step F3's mask
+// would have kept each one, the shifts are Step F3's, and so are the sums (the same invariant bounds them); the
+// largest |b| - floor plus floor is max|x|. Otherwise they are dropped and the block takes Steps F1-F5.
+// top >= W + 2 (no subnormal window: floor > 0) and top < the Inf/NaN field: one_pass_top.
+template <class L>
+constexpr int one_pass_top(int largest_field) noexcept {
+    const int top = largest_field + 1;
+    return !has_subnormal_window<L>(top) && top < static_cast<int>(L::field_mask) ? top : 0;  // 0: no guess
+}
+
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL void one_pass_terms(typename simd<V>::u64 b, std::uint64_t floor, lane_vectors<V>& a,
+                                           typename simd<V>::u64& max_above_floor) noexcept {
+    using u64 = typename simd<V>::u64;
+    using i64 = typename simd<V>::i64;
+    // above = |b| - floor: for a term in the window, its offset from the window's floor, whose field part is the
+    // term's shift f + W - top; a term below wraps to a huge number.
+    const u64 above = (b & static_cast<std::uint64_t>(L::abs_mask)) - floor;
+    max_above_floor = above > max_above_floor ? above : max_above_floor;
+    const u64 m = (b & L::frac_mask) | L::hidden_bit;
+    const u64 count = (above >> L::frac_bits) & 63;  // = the shift for every term that counts
+    // b > |b|'s largest encoding: the sign bit is set (one unsigned compare; a test of the bit compiles to two
+    // instructions for the terms unpacked from 32- and 16-bit words)
+    const i64 negative = b > static_cast<std::uint64_t>(L::abs_mask);
+    const u64 low = (m & L::low_mask) << count;
+    a.total_low += low;
+    if constexpr (K != pass::abs_sum) a.neg_low = negative ? a.neg_low + low : a.neg_low;
+    if constexpr (L::split > 0) {
+        const u64 high = (m >> L::split) << count;
+        a.total_high += high;
+        if constexpr (K != pass::abs_sum) a.neg_high = negative ? a.neg_high + high : a.neg_high;
+    }
+}
+
+// Step F0 over the first `steps` whole steps of a block. Returns the lane sums and the largest |b| - floor (unsigned).
+// No software prefetch: the block is read once, in order, which the hardware prefetcher follows (prefetching the next
+// block, as Step F3 does for the scan that follows it, measured slower at 10^7 terms: docs/performance.md).
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL std::pair<lane_sums, std::uint64_t> one_pass_block(const typename L::bits_type* x,
+                                                                          std::size_t steps,
+                                                                          std::uint64_t floor) noexcept {
+    using u64 = typename simd<V>::u64;
+    constexpr std::size_t step = V / sizeof(typename L::bits_type);
+    lane_vectors<V> a;
+    u64 max_above_floor{};
+    for (std::size_t i = 0; i < steps * step; i += step)
+        for_each_lane_terms<L, V>(x + i, [&](u64 b) { one_pass_terms<L, K, V>(b, floor, a, max_above_floor); });
+    return {horizontal_sums<V>(a), horizontal_max<V>(max_above_floor)};
 }
 
 // ---- Steps F1-F4 ----------------------------------------------------------------------------------------------------
@@ -291,11 +369,9 @@ void add_one(const format_info& f, targets t, typename L::bits_type b) noexcept 
     if (t.largest && (magnitude >> L::frac_bits) != L::field_mask) *t.largest = std::max<std::uint64_t>(*t.largest, magnitude);
 }
 
-// Step F3 for the window of top: lane sums of the terms in it, into the chunks.
-template <class L, pass K, std::size_t V>
-EXACTREF_INLINE_KERNEL void add_window(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
-                                       int top, const typename L::bits_type* next) noexcept {
-    const lane_sums sums = window_sum<L, K, V>(x, n, top, next);
+// Lane sums of the window of top into the targets' chunks.
+template <class L>
+void add_lane_sums(const format_info& f, targets t, const lane_sums& sums, int top) noexcept {
     const int unit = top - f.emax - L::frac_bits - L::window;  // lane units: 2^unit (bias = emax)
     if (t.sum) {
         if constexpr (L::split > 0)
@@ -306,6 +382,33 @@ EXACTREF_INLINE_KERNEL void add_window(const format_info& f, targets t, const ty
         if constexpr (L::split > 0) t.abs_sum->add_lane_sum(sums.total_high, unit + L::split);
         t.abs_sum->add_lane_sum(sums.total_low, unit);
     }
+}
+
+// Step F3 for the window of top: lane sums of the terms in it, into the chunks.
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL void add_window(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
+                                       int top, const typename L::bits_type* next) noexcept {
+    add_lane_sums<L>(f, t, window_sum<L, K, V>(x, n, top, next), top);
+}
+
+// Step F0 for one block with the guessed top (one_pass_top): true when every term lay in its window and the block is
+// summed, and then top becomes the guess for the next block; false (nothing added, top unchanged) otherwise.
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const typename L::bits_type* x,
+                                         std::size_t n, int& top) noexcept {
+    constexpr std::size_t step = V / sizeof(typename L::bits_type);
+    const std::size_t steps = n / step;  // the last terms of a span (fewer than a step) go one by one
+    const std::uint64_t floor = window_floor<L>(top);
+    const auto [sums, max_above_floor] = one_pass_block<L, K, V>(x, steps, floor);
+    // Every term lay in the window: floor <= |b| < the next binade above top.
+    if (max_above_floor >> L::frac_bits > static_cast<std::uint64_t>(L::window)) return false;
+    add_lane_sums<L>(f, t, sums, top);
+    if (t.sum) t.sum->note_terms(steps * step, true, true);  // every term counted is non-zero
+    if (t.abs_sum) t.abs_sum->note_terms(steps * step, true, true);
+    if (t.largest && steps > 0) *t.largest = std::max(*t.largest, max_above_floor + floor);
+    for (std::size_t i = steps * step; i < n; ++i) add_one<L>(f, t, x[i]);
+    if (steps > 0) top = one_pass_top<L>(static_cast<int>((max_above_floor + floor) >> L::frac_bits));
+    return true;
 }
 
 // Step F4, scalar: adds one by one every non-zero term with magnitude bits below `floor`.
@@ -443,12 +546,31 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
                                         std::size_t n) noexcept {
     using Bits = typename L::bits_type;
     exponent_bins<L, K> bins;  // Step F5, zeroed when a block first needs it
+    int guess = 0;             // Step F0's top for the next block (0: none)
+    std::size_t wait = 0, backoff = 0;
     for (std::size_t start = 0; start < n; start += block_size) {
         const std::size_t len = std::min(block_size, n - start);
         const Bits* x = xs + start;
+        const Bits* next = n - start > len ? xs + start + len : x;  // prefetched (this block again at the end)
+        // Step F0: the one-pass window while its guesses hold; after a miss, wait 1, 3, 7, ... 63 blocks before
+        // guessing again, so that data it does not fit pay at most a few percent for the misses.
+        if (guess != 0 && wait == 0) {
+            if (add_one_pass<L, K, V>(f, t, x, len, guess)) {
+                backoff = 0;
+                continue;
+            }
+            backoff = std::min<std::size_t>(2 * backoff + 1, 63);
+            wait = backoff;
+        } else if (wait > 0) {
+            --wait;
+        }
         // Step F1
         const block_scan s = scan_block<L>(x, len);
         const auto top_field = static_cast<int>(s.max_abs >> L::frac_bits);
+        // The next guess, if this block would have fitted it (wide blocks set none: they would only miss); 0 for a
+        // block of zeros or with Inf/NaN.
+        guess = one_pass_top<L>(top_field);
+        if (guess != 0 && s.min_nonzero_abs < window_floor<L>(guess)) guess = 0;
         // Step F2
         if (top_field == static_cast<int>(L::field_mask)) {
             for (std::size_t i = 0; i < len; ++i) add_one<L>(f, t, x[i]);
@@ -472,7 +594,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         }
         // Step F3: the window below the largest term (prefetching the next block, or this one again at the end).
         int top = std::max(top_field, 1);
-        add_window<L, K, V>(f, t, x, len, top, n - start > len ? x + len : x);
+        add_window<L, K, V>(f, t, x, len, top, next);
         // Step F4: windows further down while each repays its pass, then the rest one by one.
         Bits floor = window_floor<L>(top);
         if (s.min_nonzero_abs >= floor) continue;  // nothing below the window
