@@ -404,17 +404,6 @@ TEST_P(GemmEngine, ThreadCountDoesNotChangeAnything) {
 
 // ---- The engines against each other -------------------------------------------------------------------------------
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool running_under_address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool running_under_address_sanitizer = true;
-#else
-constexpr bool running_under_address_sanitizer = false;
-#endif
-#else
-constexpr bool running_under_address_sanitizer = false;
-#endif
 
 matmul_options on_engine(gemm_engine engine, int max_slices = 0) {
     return {matmul_method::sliced, 2, max_slices, true, engine};
@@ -450,7 +439,7 @@ TEST(GemmInt8, ChunksAtTheInt32LimitWithEverySliceAtItsLargestMagnitude) {
                 // The planner prices slices with the engine's cost measured at run time; under AddressSanitizer that
                 // cost is distorted (int8-plain runs many times slower), and it may then take fewer slices with far
                 // entries: still exact (checked below), but not the slice pattern this test is about.
-                if (engine != gemm_engine::binary64 && !running_under_address_sanitizer) {
+                if (engine != gemm_engine::binary64 && !exactref_test::running_under_address_sanitizer) {
                     EXPECT_EQ(p.plan().slices_a, 3);
                     EXPECT_EQ(p.plan().slices_b, 3);
                     EXPECT_EQ(p.plan().far_a + p.plan().far_b, 0u);

@@ -290,9 +290,12 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
     const reference_array refs = p.to_array(1);
     // Every element enclosed (no Inf/NaN; few far entries), except on int8-plain, whose slow slice products make
     // the planner leave many far entries (more than an element's window takes: those are built as references).
+    // (Not checked under AddressSanitizer, where the measured prices that decide the slices are distorted.)
     const std::size_t enclosed = expect_facts_of_references(p, binary64_info);
-    if (exactref_test::current_engine() == gemm_engine::int8_plain) EXPECT_GT(enclosed, 0u);
-    else EXPECT_EQ(enclosed, m * n);
+    if (!exactref_test::running_under_address_sanitizer) {
+        if (exactref_test::current_engine() == gemm_engine::int8_plain) EXPECT_GT(enclosed, 0u);
+        else EXPECT_EQ(enclosed, m * n);
+    }
     for (const char* name : {"any_order", "any_order+fma", "directed:any_order", "split_k:3"}) {
         const standard model = parse_standard(name);
         std::size_t covered = 0, violated = 0;
