@@ -203,7 +203,9 @@ const structure_bound& checked_structure(const reference& ref, const standard& m
         throw std::invalid_argument(
             "standard '" + m.name() + "' is structured: its bound comes from the data, so the reference must be "
             "built with it: exactref::sum(xs, {exactref::parse_standard(\"" + m.structure() + "\")}) or "
-            "exactref::dot(x, y, {...}) (Python: er.sum(x, structure=\"" + m.structure() + "\"))");
+            "exactref::dot(x, y, {...}) (Python: er.sum(x, structure=\"" + m.structure() + "\")); exact matrix "
+            "products (exact_matmul, er.matmul) keep no data bounds: judge them with a flat standard (any_order, "
+            "split_k:S, tree:H, directed:..., mixed:...)");
     if (sb->leaves != products || (dot && ref.has_initial))
         throw std::invalid_argument("standard '" + m.name() + "': the reference's structured bound was computed over " +
                                     std::to_string(sb->leaves) + " terms, but the reference has " +
@@ -1032,7 +1034,8 @@ public:
                 try {
                     (void)prepare(key_ref_, model, result);
                 } catch (const std::invalid_argument& e) {
-                    if (refs.is_scan() && splits_into_groups(model)) throw_scan_groups(model, lo, e);
+                    if (refs.is_scan() && splits_into_groups(model)) throw_scan_groups(model, lo);
+                    if (splits_into_groups(model)) throw_short_element(refs, model, c, e);
                     throw;
                 }
             }
@@ -1047,16 +1050,30 @@ public:
             return l.groups == level_groups::chunks || l.groups == level_groups::interleaved;
         });
     }
-    [[noreturn]] static void throw_scan_groups(const standard& model, std::uint64_t shortest,
-                                               const std::invalid_argument& e) {
+    [[noreturn]] static void throw_scan_groups(const standard& model, std::uint64_t shortest) {
         throw std::invalid_argument(
             "standard '" + model.name() + "' cuts each sum into a fixed number of groups (/N or %N), but the prefixes "
-            "of a scan have every length from " + std::to_string(shortest) + " up, so it describes no scan (" +
-            e.what() + "). For a scan (cumsum) judge each prefix by the scan's algorithm: 'any_order' for a "
+            "of a scan have every length from " + std::to_string(shortest) + " up, and the short prefixes cannot "
+            "hold that many groups, so it describes no scan. For a scan (cumsum) judge each prefix by the scan's "
+            "algorithm: 'any_order' for a "
             "sequential scan (np.cumsum, torch.cumsum on CPU) or when the depth is unknown (CUB, thrust, "
             "torch.cumsum on CUDA), 'tree' with height=H for a parallel scan whose every prefix is a tree of height "
             "at most H (Hillis-Steele: ceil(log2 length); Blelloch: twice that), or a structure of consecutive "
             "groups ('levels:fold:N,any', 'levels:fold'), which fits prefixes of every length");
+    }
+
+    // An element with too few terms for the standard's group counts (an empty segment, a short row): name the first
+    // one, since the standard's own advice (fewer groups, or exact for an empty sum) is about one sum, not an array.
+    [[noreturn]] static void throw_short_element(const compact_reference_array& refs, const standard& model,
+                                                 std::uint64_t count, const std::invalid_argument& e) {
+        std::size_t first = 0;
+        while (first + 1 < refs.size() && refs.count(first) != count) ++first;
+        throw std::invalid_argument(
+            std::string(e.what()) + " — element " + std::to_string(first) + " of the array has " +
+            std::to_string(count) + (count == 1 ? " term" : " terms") + " (an empty or short segment or row); a "
+            "structure with /N or %N groups describes only sums of at least N terms: judge the array with a "
+            "structure of consecutive groups ('levels:fold:N,any'), with 'any_order', or judge the short elements "
+            "apart");
     }
 
     // Element i as a full reference, with what prepare() needs of a structured standard: its kept data bound, or,

@@ -132,3 +132,12 @@ def test_errors_are_the_reference_paths():
     assert str(whole.value) == str(one_by_one.value)
     with pytest.raises(ValueError):
         r.covers(np.ones((2, 3), np.float32))
+
+
+def test_a_structured_standard_on_a_product_says_to_use_a_flat_one():
+    """Exact matrix products keep no data bounds: a levels: standard is refused with advice that applies to them."""
+    a = np.ones((3, 4), np.float32)
+    b = np.ones((4, 2), np.float32)
+    with pytest.raises(ValueError, match=r"exact matrix products \(exact_matmul, er\.matmul\) keep no data bounds: "
+                                         r"judge them with a flat standard \(any_order, split_k:S"):
+        er.matmul(a, b).covers(a @ b, standard="levels:fold/4,any")

@@ -450,3 +450,17 @@ def test_cumsum_with_group_counts_says_which_standards_describe_a_scan():
     for standard in ("any_order", "levels:fold:4,any"):
         assert r.covers(got, standard=standard).all()
     assert r.covers(got, standard="tree", height=4).all()
+
+
+def test_group_counts_on_an_empty_or_short_segment_name_the_element():
+    """Segment 3 is empty and segment 1 has 3 terms: a structure of 8 groups fits neither; the error names the first
+    such element and the standards that judge the whole array."""
+    ids = np.array([0] * 20 + [1] * 3 + [2] * 17)
+    x = np.linspace(-1, 1, ids.size).astype(np.float32)
+    r = er.segment_sum(x, ids, 4)
+    got = np.zeros(4, np.float32)
+    np.add.at(got, ids, x)
+    with pytest.raises(ValueError, match=r"element 3 of the array has 0 terms.*'levels:fold:N,any'.*'any_order'"):
+        r.covers(got, standard="levels:fold/8,any")
+    assert r.covers(got, standard="levels:fold:8,any").all()
+    assert r.covers(got, standard="any_order").all()
