@@ -1035,7 +1035,7 @@ public:
                     (void)prepare(key_ref_, model, result);
                 } catch (const std::invalid_argument& e) {
                     if (refs.is_scan() && splits_into_groups(model)) throw_scan_groups(model, lo);
-                    if (splits_into_groups(model)) throw_short_element(refs, model, c, e);
+                    if (splits_into_groups(model) && !groups_fit(model, c)) throw_short_element(refs, c, e);
                     throw;
                 }
             }
@@ -1064,8 +1064,16 @@ public:
 
     // An element with too few terms for the standard's group counts (an empty segment, a short row): name the first
     // one, since the standard's own advice (fewer groups, or exact for an empty sum) is about one sum, not an array.
-    [[noreturn]] static void throw_short_element(const compact_reference_array& refs, const standard& model,
-                                                 std::uint64_t count, const std::invalid_argument& e) {
+    static bool groups_fit(const standard& model, std::uint64_t count) {
+        try {
+            (void)level_shapes(model, count);
+            return true;
+        } catch (const std::invalid_argument&) {
+            return false;
+        }
+    }
+    [[noreturn]] static void throw_short_element(const compact_reference_array& refs, std::uint64_t count,
+                                                 const std::invalid_argument& e) {
         std::size_t first = 0;
         while (first + 1 < refs.size() && refs.count(first) != count) ++first;
         throw std::invalid_argument(
