@@ -220,47 +220,51 @@ void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out) {
     }
 }
 
-// For each row of a row-major rows x k bit matrix: grid top, smallest floor(log2 |x|), Inf/NaN columns.
+// For each row of a row-major rows x k bit matrix: grid top, smallest floor(log2 |x|), Inf/NaN columns; and with
+// `spans` (the sliced method's Step S2) each entry's span: its row's grid top minus its lowest set bit (0 for zeros
+// and Inf/NaN), so that the entry needs ceil(span / w) slices of w bits for any w (the planner then tries every width
+// and slice count on the spans). One decoding per entry: the lowest set bits wait in `spans` (as a distance below
+// the largest exponent any entry can have) until the row's top is known.
 void scan_rows(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows, std::size_t k,
-               std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials) {
+               std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials,
+               std::vector<std::uint16_t>* spans) {
     top.assign(rows, INT_MIN);
     min_exponent.assign(rows, INT_MAX);
     specials.offsets.assign(rows + 1, 0);
     specials.index.clear();
+    if (spans != nullptr) spans->resize(rows * k);
+    // Every finite non-zero entry's lowest set bit lies in [emin - p + 1, emax]: ceiling - lowest + 1 in [1, 2^12).
+    const int ceiling = f.emax;
     for (std::size_t r = 0; r < rows; ++r) {
+        const std::uint64_t* row = bits.data() + r * k;
+        std::uint16_t* span = spans != nullptr ? spans->data() + r * k : nullptr;
+        int row_top = INT_MIN, row_min = INT_MAX;
         for (std::size_t l = 0; l < k; ++l) {
-            const detail::entry_parts e = detail::split_entry(f, bits[r * k + l]);
-            if (e.special) {
+            const decoded d = decode_bits(f, row[l]);
+            if (d.is_nan || d.is_inf) {
                 specials.index.push_back(static_cast<std::uint32_t>(l));
+                if (span != nullptr) span[l] = 0;
                 continue;
             }
-            if (e.significand == 0) continue;
-            const int width = std::bit_width(e.significand);
-            top[r] = std::max(top[r], e.exponent + width);
-            min_exponent[r] = std::min(min_exponent[r], e.exponent + width - 1);
+            if (d.significand == 0) {
+                if (span != nullptr) span[l] = 0;
+                continue;
+            }
+            const int width = std::bit_width(d.significand);
+            row_top = std::max(row_top, d.exponent + width);
+            row_min = std::min(row_min, d.exponent + width - 1);
+            if (span != nullptr)
+                span[l] = static_cast<std::uint16_t>(ceiling - (d.exponent + std::countr_zero(d.significand)) + 1);
         }
         specials.offsets[r + 1] = specials.index.size();
-        if (top[r] == INT_MIN) top[r] = 0;  // no finite non-zero entry: every slice is zero
+        top[r] = row_top == INT_MIN ? 0 : row_top;  // no finite non-zero entry: every slice is zero
+        min_exponent[r] = row_min;
+        if (span == nullptr || row_top == INT_MIN) continue;
+        // span = top - lowest = top - (ceiling + 1 - stored) for a finite non-zero entry (stored >= 1); 0 stays 0.
+        const int offset = row_top - ceiling - 1;
+        for (std::size_t l = 0; l < k; ++l)
+            if (span[l] != 0) span[l] = static_cast<std::uint16_t>(span[l] + offset);  // <= emax - emin + p + 1 < 2^12
     }
-}
-
-// Per entry of a row-major rows x k bit matrix: its row's grid top minus its lowest set bit (0 for zeros and Inf/NaN),
-// so that the entry needs ceil(span / w) slices of w bits for any w. One decoding pass; the planner
-// then tries every width and slice count on the spans.
-std::vector<std::uint16_t> entry_spans(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows,
-                                       std::size_t k, const std::vector<int>& top) {
-    std::vector<std::uint16_t> spans(rows * k);
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t l = 0; l < k; ++l) {
-            const detail::entry_parts e = detail::split_entry(f, bits[r * k + l]);
-            if (e.special || e.significand == 0) {
-                spans[r * k + l] = 0;
-                continue;
-            }
-            const int lowest = e.exponent + std::countr_zero(e.significand);
-            spans[r * k + l] = static_cast<std::uint16_t>(top[r] - lowest);  // <= emax - emin + p + 1 < 2^12
-        }
-    return spans;
 }
 
 // How many entries have each span.
@@ -300,7 +304,7 @@ detail::index_lists far_entries(const std::vector<std::uint16_t>& spans, std::si
 
 // ---- Step S2: the plan ----------------------------------------------------------------------------------------------
 
-constexpr int max_slices = 16;  // per side; entries needing more are far (added per element)
+constexpr int max_slices = detail::max_slices_per_side;  // entries needing more are far (added per element)
 
 // Estimated ns per product of the per-element path (exactref::dot, one thread; bench_dot on the 2-core CI machine:
 // 1.9 ns binary32, 3.1 ns binary64), by format.
@@ -493,26 +497,26 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
         st->c.resize(c0->rows * c0->cols);
         copy_bits(*c0, false, st->c.data());
     }
-    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a);
-    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b);
-    st->plan.special_a = st->special_a.total();
-    st->plan.special_b = st->special_b.total();
-    st->far_a.offsets.assign(st->m + 1, 0);
-    st->far_b.offsets.assign(st->n + 1, 0);
-
     const unsigned threads = resolve_threads(options.threads);
     const std::size_t m = st->m, n = st->n, k = st->k;
     const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
     // The BLAS takes int dimensions: a side beyond INT_MAX (never seen in practice) goes the per-element way.
     const bool blas_sized = std::max({m, n, k}) <= static_cast<std::size_t>(INT_MAX);
-    if (options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0 || !blas_sized) {
+    const bool per_element = options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0 || !blas_sized;
+    // Step S1, and Step S2's spans in the same pass over the copies.
+    std::vector<std::uint16_t> spans_a, spans_b;
+    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a, per_element ? nullptr : &spans_a);
+    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b, per_element ? nullptr : &spans_b);
+    st->plan.special_a = st->special_a.total();
+    st->plan.special_b = st->special_b.total();
+    st->far_a.offsets.assign(st->m + 1, 0);
+    st->far_b.offsets.assign(st->n + 1, 0);
+    if (per_element) {
         st->plan.method = matmul_method::per_element;
         return product_reference(std::move(st));
     }
 
     // Step S2: slice width, counts and pairing.
-    const std::vector<std::uint16_t> spans_a = entry_spans(f, st->a, m, k, st->row_top);
-    const std::vector<std::uint16_t> spans_b = entry_spans(f, st->bt, n, k, st->col_top);
     const std::vector<std::size_t> hist_a = spans_above(span_histogram(spans_a));
     const std::vector<std::size_t> hist_b = spans_above(span_histogram(spans_b));
     double best = std::numeric_limits<double>::infinity();

@@ -10,7 +10,6 @@
 //   operand products, in whatever order and with or without FMA, is an integer of magnitude < 2^53: exact in
 //   binary64, never subnormal, never rounded;
 //   a level sum adds and subtracts at most 3·16 + 1 such integers (< 2^59), far below 2^63.
-#include <Eigen/Core>
 #include <cblas.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <cmath>  // std::ldexp
 #include <cstdint>
 #include <limits>
+#include <memory>  // std::unique_ptr (the left operands: every entry is written)
 #include <string>
 #include <vector>
 
@@ -117,83 +117,143 @@ double blas_fma_ns() noexcept {
     return ns;
 }
 
+namespace {
+
+// Step S3 for one row of A or one column of B (`count` entries of format f as raw bits, all under the grid top `top`):
+// operand r < slices gets slice r of every entry, operand slices + r (pairs[r] = (p, q)) slice p + slice q, with the
+// entry's sign (or without it: `absolute`, for T's levels), operand r at out + r·operand_stride. Zeros and Inf/NaN
+// give 0 in every operand. One decoding per entry for all the operands (the pair sums are exact: two integers below
+// 2^w of one sign). When all the slices fit one 64-bit word (slices·w <= 63: binary32 2 x 20, binary64 3 x 19 bits)
+// the entry's near bits are that word, X = significand·2^(exponent - bottom) truncated below bottom = top -
+// slices·w (the far bits, Step S5's), and slice p is bits [(slices - 1 - p)·w, (slices - p)·w) of X: the same integers
+// as slice_value.
+void slice_entries(const format_info& f, const std::uint64_t* bits, std::size_t count, int top, int w, int slices,
+                   const std::vector<std::pair<int, int>>& pairs, bool absolute, double* out,
+                   std::size_t operand_stride) noexcept {
+    double v[max_slices_per_side];
+    const bool one_word = slices * w <= 63;
+    const int bottom = top - slices * w;
+    const std::uint64_t mask = (std::uint64_t{1} << w) - 1;
+    for (std::size_t l = 0; l < count; ++l) {
+        const decoded d = decode_bits(f, bits[l]);
+        const bool zero = d.is_nan || d.is_inf || d.significand == 0;
+        const double sign = !absolute && d.negative ? -1.0 : 1.0;
+        if (zero) {
+            for (int p = 0; p < slices; ++p) v[p] = 0.0;
+        } else if (one_word) {
+            // |entry| < 2^top, so X < 2^(slices·w) <= 2^63: the left shift cannot overflow.
+            const int shift = d.exponent - bottom;
+            const std::uint64_t x = shift >= 0 ? d.significand << shift
+                                    : shift > -64 ? d.significand >> -shift
+                                                  : 0;
+            for (int p = 0; p < slices; ++p)
+                v[p] = sign * static_cast<double>((x >> ((slices - 1 - p) * w)) & mask);
+        } else {
+            const entry_parts e{false, d.negative, d.significand, d.exponent};
+            for (int p = 0; p < slices; ++p) v[p] = sign * static_cast<double>(slice_value(e, top, w, p));
+        }
+        for (int p = 0; p < slices; ++p) out[static_cast<std::size_t>(p) * operand_stride + l] = v[p];
+        for (std::size_t r = 0; r < pairs.size(); ++r)
+            out[(static_cast<std::size_t>(slices) + r) * operand_stride + l] = v[pairs[r].first] + v[pairs[r].second];
+    }
+}
+
+// One m x n x k binary64 GEMM, column-major C, with A given row-major (m x k, as the copy of A and its slice
+// operands are stored): c = a·b.
+void gemm_row_major_a(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b,
+                      double* c) noexcept {
+    const auto mi = static_cast<blasint>(m), ni = static_cast<blasint>(n), ki = static_cast<blasint>(k);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, mi, ni, ki, 1.0, a, ki, b, ki, 0.0, c, mi);
+}
+
+// Output columns per block of Step S4: all the slice GEMMs of a block run before its levels are written, so a worker
+// holds the block's right operands (k x columns each) and one output per GEMM (m x columns each). At most
+// `block_bytes` of them per worker (a 1024^3 float32 product: 3 + 3 of them, 48 KiB a column: all 1024 columns in
+// one block), at least 16 columns, at most a worker's share of n. Each block packs every left operand once more
+// inside OpenBLAS (about a tenth of a GEMM's time for 1024^3 at 341 columns a block, measured with perf): wide
+// blocks pay for their memory.
+constexpr std::size_t block_bytes = std::size_t{64} << 20;
+std::size_t level_block(std::size_t n, unsigned threads, std::size_t m, std::size_t k, std::size_t rights,
+                        std::size_t gemms) {
+    const std::size_t per = (n + threads - 1) / std::max(1u, threads);
+    const std::size_t column = sizeof(double) * (rights * k + gemms * m);
+    return std::max<std::size_t>(16, std::min(per, block_bytes / std::max<std::size_t>(1, column)));
+}
+
+}  // namespace
+
 void build_sliced_levels(product_reference::state& st, unsigned threads) {
     const std::size_t m = st.m, n = st.n, k = st.k;
     const int w = st.w, sa = st.sa, sb = st.sb, levels = st.levels;
-    const auto mm = static_cast<Eigen::Index>(m);
-    const auto kk = static_cast<Eigen::Index>(k);
     const std::vector<std::pair<int, int>> pairs = pairs_of(st.karatsuba ? std::min(sa, sb) : 0);
-
-    // Step S3: the operands. Left operand p (m x k) is slice p of A, right operand q (k x n) slice q of B; the paired
-    // operands follow (slice p + slice q). Column-major, as Eigen's GEMM prefers.
-    std::vector<Eigen::MatrixXd> left(static_cast<std::size_t>(sa) + pairs.size());
-    std::vector<Eigen::MatrixXd> right(static_cast<std::size_t>(sb) + pairs.size());
-    for (Eigen::MatrixXd& x : left) x.resize(mm, kk);
-    for (Eigen::MatrixXd& x : right) x.resize(kk, static_cast<Eigen::Index>(n));
-    parallel_for(k, threads, 64, [&](std::size_t l0, std::size_t l1) {
-        for (std::size_t l = l0; l < l1; ++l)
-            for (std::size_t i = 0; i < m; ++i) {
-                const entry_parts e = split_entry(*st.f, st.a[i * k + l]);
-                const bool zero = e.special || e.significand == 0;
-                for (int p = 0; p < sa; ++p) {
-                    const double v = zero ? 0.0 : static_cast<double>(slice_value(e, st.row_top[i], w, p));
-                    left[static_cast<std::size_t>(p)].data()[l * m + i] = e.negative ? -v : v;
-                }
-            }
-    });
-    parallel_for(n, threads, 16, [&](std::size_t j0, std::size_t j1) {
-        for (std::size_t j = j0; j < j1; ++j)
-            for (std::size_t l = 0; l < k; ++l) {
-                const entry_parts e = split_entry(*st.f, st.bt[j * k + l]);
-                const bool zero = e.special || e.significand == 0;
-                for (int q = 0; q < sb; ++q) {
-                    const double v = zero ? 0.0 : static_cast<double>(slice_value(e, st.col_top[j], w, q));
-                    right[static_cast<std::size_t>(q)].data()[j * k + l] = e.negative ? -v : v;
-                }
-            }
-    });
-    for (std::size_t r = 0; r < pairs.size(); ++r) {  // sums of two integers below 2^w: exact
-        left[static_cast<std::size_t>(sa) + r] = left[static_cast<std::size_t>(pairs[r].first)] +
-                                                  left[static_cast<std::size_t>(pairs[r].second)];
-        right[static_cast<std::size_t>(sb) + r] = right[static_cast<std::size_t>(pairs[r].first)] +
-                                                   right[static_cast<std::size_t>(pairs[r].second)];
-    }
-
-    // Step S4: D = left·right per slice GEMM and block of output columns, each entry an exact integer, added to (or
-    // taken from) its levels. Then the same with |left|·|right| into the T levels: the slices of an entry share its
-    // sign, so |slice p + slice q| = |slice p| + |slice q| and the pairing holds for T as well.
-    // One worker per column block, each running single-threaded GEMMs.
-    const blas_single_thread one_blas_thread;
+    const std::size_t lefts = static_cast<std::size_t>(sa) + pairs.size();
+    const std::size_t rights = static_cast<std::size_t>(sb) + pairs.size();
     const std::vector<slice_gemm> gemms = slice_gemms(sa, sb, st.karatsuba);
-    const auto stride = static_cast<std::size_t>(levels);
-    st.s_levels.assign(m * n * stride, 0);
-    st.t_levels.assign(st.t_enclosed ? 0 : m * n * stride, 0);  // Step S6 encloses T instead
-    const std::size_t block = column_block(n, threads, m);
+    const std::size_t stride = static_cast<std::size_t>(levels);
+    // Level t of an element is Σ sign·D_g over the GEMMs g that feed it (slice_gemms): each level written once, from
+    // the block's GEMM outputs, so the level arrays need neither zeroing nor read-modify-write passes.
+    std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> feeds(stride);
+    for (std::size_t g = 0; g < gemms.size(); ++g)
+        for (const auto& [level, sign] : gemms[g].into) feeds[static_cast<std::size_t>(level)].emplace_back(g, sign);
+
+    // Step S3, left side: operand r (m x k, row-major like the copy of A) of every row, once.
+    std::unique_ptr<double[]> left(new double[lefts * m * k]);
+    parallel_for(m, threads, 16, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i)
+            slice_entries(*st.f, st.a.data() + i * k, k, st.row_top[i], w, sa, pairs, false, left.get() + i * k,
+                          m * k);
+    });
+
+    // Step S4 per block of output columns: the block's right operands (Step S3 for its columns of B), every slice
+    // GEMM D_g = left·right (each entry an exact integer), then the levels. Then the same with |left|·|right| into the
+    // T levels (binary64 terms): the slices of an entry share its sign, so |slice p + slice q| = |slice p| +
+    // |slice q| and the pairing holds for T as well. One worker per block, each running single-threaded GEMMs.
+    const blas_single_thread one_blas_thread;
+    st.s_levels.resize(m * n * stride);
+    st.t_levels.resize(st.t_enclosed ? 0 : m * n * stride);  // Step S6 encloses T instead
+    const std::size_t block = level_block(n, threads, m, k, rights, gemms.size());
     const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (n + block - 1) / block);
     st.plan.peak_bytes = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
-                         sizeof(double) * (left.size() * m * k + right.size() * k * n + workers * m * block) +
+                         sizeof(double) * (lefts * m * k + workers * block * (rights * k + gemms.size() * m)) +
                          sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
     for (int pass = 0; pass < (st.t_enclosed ? 1 : 2); ++pass) {
-        if (pass == 1) {
-            for (Eigen::MatrixXd& x : left) x = x.cwiseAbs();
-            for (Eigen::MatrixXd& x : right) x = x.cwiseAbs();
-        }
-        std::vector<std::int64_t>& out = pass == 0 ? st.s_levels : st.t_levels;
+        const bool absolute = pass == 1;
+        if (absolute)  // |slice| of every left operand, in place: clear the sign bits
+            for (std::size_t e = 0; e < lefts * m * k; ++e) left[e] = std::fabs(left[e]);
+        std::vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
         parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
-            const std::size_t cols = j1 - j0;
-            std::vector<double> d(m * cols);
-            for (const slice_gemm& g : gemms) {
-                gemm(m, cols, k, left[static_cast<std::size_t>(g.left)].data(),
-                     right[static_cast<std::size_t>(g.right)].data() + j0 * k, d.data());
-                for (std::size_t j = j0; j < j1; ++j) {
-                    const double* dc = d.data() + (j - j0) * m;
-                    std::int64_t* lev = out.data() + j * m * stride;
-                    for (const auto& [level, sign] : g.into) {
-                        std::int64_t* li = lev + static_cast<std::size_t>(level);
-                        if (sign > 0)
-                            for (std::size_t i = 0; i < m; ++i) li[i * stride] += static_cast<std::int64_t>(dc[i]);
-                        else
-                            for (std::size_t i = 0; i < m; ++i) li[i * stride] -= static_cast<std::int64_t>(dc[i]);
+            // One worker may get several blocks (all of them on one thread): its buffers serve each in turn.
+            std::vector<double> right(rights * k * block), d(gemms.size() * m * block);
+            for (std::size_t b0 = j0; b0 < j1; b0 += block) {
+                const std::size_t cols = std::min(block, j1 - b0);
+                for (std::size_t j = b0; j < b0 + cols; ++j)
+                    slice_entries(*st.f, st.bt.data() + j * k, k, st.col_top[j], w, sb, pairs, absolute,
+                                  right.data() + (j - b0) * k, k * cols);
+                for (std::size_t g = 0; g < gemms.size(); ++g)
+                    gemm_row_major_a(m, cols, k, left.get() + static_cast<std::size_t>(gemms[g].left) * m * k,
+                                     right.data() + static_cast<std::size_t>(gemms[g].right) * k * cols,
+                                     d.data() + g * m * cols);
+                // |D| < 2^53 and a level adds at most 3·16 + 1 of them: below 2^59, exact in int64. A column's
+                // levels (m·levels int64) stay in cache while its GEMM outputs are added in.
+                for (std::size_t jj = 0; jj < cols; ++jj) {
+                    std::int64_t* lev = out.data() + (b0 + jj) * m * stride;
+                    for (std::size_t t = 0; t < stride; ++t) {
+                        std::int64_t* lt = lev + t;
+                        bool first = true;
+                        for (const auto& [g, sign] : feeds[t]) {
+                            const double* dg = d.data() + (g * cols + jj) * m;
+                            if (first && sign > 0)
+                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] = static_cast<std::int64_t>(dg[i]);
+                            else if (first)
+                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] = -static_cast<std::int64_t>(dg[i]);
+                            else if (sign > 0)
+                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] += static_cast<std::int64_t>(dg[i]);
+                            else
+                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] -= static_cast<std::int64_t>(dg[i]);
+                            first = false;
+                        }
+                        if (first)
+                            for (std::size_t i = 0; i < m; ++i) lt[i * stride] = 0;
                     }
                 }
             }
@@ -206,8 +266,8 @@ namespace {
 // |x| as binary64 bits (exact: p <= 24) for a finite entry of format f; 0 for Inf/NaN (their elements never use T's
 // enclosure: rows and columns with Inf/NaN entries are built as references).
 std::uint64_t magnitude_bits(const format_info& f, std::uint64_t bits) noexcept {
-    const entry_parts e = split_entry(f, bits);
-    if (e.special || e.significand == 0) return 0;
+    const decoded e = decode_bits(f, bits);
+    if (e.is_nan || e.is_inf || e.significand == 0) return 0;
     // significand·2^exponent with significand < 2^24: normal in binary64 (exponent >= -149 - 23 > -1022 + 52).
     const int width = std::bit_width(e.significand);
     const std::uint64_t fraction = (e.significand << (53 - width)) & ((std::uint64_t{1} << 52) - 1);
@@ -218,12 +278,10 @@ std::uint64_t magnitude_bits(const format_info& f, std::uint64_t bits) noexcept 
 
 void build_t_estimate(product_reference::state& st, unsigned threads) {
     const std::size_t m = st.m, n = st.n, k = st.k;
-    // |A| column-major m x k and |B| column-major k x n (bt's rows are B's columns: the same layout).
+    // |A| row-major m x k (as the copy of A) and |B| column-major k x n (bt's rows are B's columns: the same layout).
     std::vector<double> abs_a(m * k), abs_b(k * n);
-    parallel_for(m, threads, 64, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i)
-            for (std::size_t l = 0; l < k; ++l)
-                abs_a[l * m + i] = std::bit_cast<double>(magnitude_bits(*st.f, st.a[i * k + l]));
+    parallel_for(m * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
+        for (std::size_t e = e0; e < e1; ++e) abs_a[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.a[e]));
     });
     parallel_for(n * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
         for (std::size_t e = e0; e < e1; ++e) abs_b[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.bt[e]));
@@ -238,7 +296,7 @@ void build_t_estimate(product_reference::state& st, unsigned threads) {
     const blas_single_thread one_blas_thread;
     const std::size_t block = column_block(n, threads, m);
     parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
-        gemm(m, j1 - j0, k, abs_a.data(), abs_b.data() + j0 * k, st.t_hat.data() + j0 * m);
+        gemm_row_major_a(m, j1 - j0, k, abs_a.data(), abs_b.data() + j0 * k, st.t_hat.data() + j0 * m);
     });
     const std::size_t peak = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
                              sizeof(double) * (abs_a.size() + abs_b.size() + st.t_hat.size()) +

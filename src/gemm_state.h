@@ -15,6 +15,9 @@ namespace exactref {
 
 namespace detail {
 
+/// The most slices per side of a sliced product (matmul_options::max_slices); entries needing more are far.
+inline constexpr int max_slices_per_side = 16;
+
 /// Lists of column indices per row (compressed rows): row r holds index[offsets[r] .. offsets[r+1]).
 struct index_lists {
     std::vector<std::size_t> offsets;
