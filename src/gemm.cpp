@@ -225,7 +225,7 @@ void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out) {
 // and Inf/NaN), so that the entry needs ceil(span / w) slices of w bits for any w (the planner then tries every width
 // and slice count on the spans). One decoding per entry: the lowest set bits wait in `spans` (as a distance below
 // the largest exponent any entry can have) until the row's top is known.
-void scan_rows(const format_info& f, const std::vector<std::uint64_t>& bits, std::size_t rows, std::size_t k,
+void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& bits, std::size_t rows, std::size_t k,
                std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials,
                std::vector<std::uint16_t>* spans) {
     top.assign(rows, INT_MIN);
@@ -595,7 +595,7 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     // Steps S3, S4 (s, and T's levels without Step S6), then Step S6
     if (int8) detail::build_int8_levels(*st, best_engine, threads);
     else detail::build_sliced_levels(*st, threads);
-    if (st->t_enclosed) detail::build_t_estimate(*st, threads);
+    if (int8 && st->t_enclosed) detail::build_t_estimate(*st, threads);  // build_sliced_levels runs it itself
     return product_reference(std::move(st));
 }
 
@@ -678,7 +678,7 @@ product_reference shared_batch_reference(std::size_t batch, std::size_t m, std::
         if (has_c) copy_bits(vc, false, st->c.data() + p * m * n);
     }
     const std::uint64_t exponent_field = std::uint64_t{f.special_exponent_field()} << (f.precision - 1);
-    auto specials = [&](const std::vector<std::uint64_t>& bits) {
+    auto specials = [&](const detail::bulk_vector<std::uint64_t>& bits) {
         std::size_t count = 0;
         for (const std::uint64_t x : bits) count += (x & exponent_field) == exponent_field ? 1 : 0;
         return count;

@@ -208,7 +208,7 @@ micro_kernel kernel_of(gemm_engine engine) {
 // levels (level-major, so that the widening is a contiguous vector loop), which goes into `out` at the end with the
 // s pass's offset correction (128·Σ_l beta_q(l, j) for every pair (p, q) of the level).
 void multiply_columns(const product_reference::state& st, const packed& pk, micro_kernel kernel, bool absolute,
-                      std::size_t jt0, std::size_t jt1, std::vector<std::int64_t>& out) {
+                      std::size_t jt0, std::size_t jt1, bulk_vector<std::int64_t>& out) {
     const std::size_t m = st.m, n = st.n, quads = pk.quads;
     const auto levels = static_cast<std::size_t>(st.levels);
     const std::size_t tiles = jt1 - jt0, cols = tiles * nr;
@@ -303,7 +303,7 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
             pk.col_sum.clear();
         }
         const std::size_t block = tiles_per_block(pk.tiles_n, pk.tiles_m, stride, threads);
-        std::vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
+        bulk_vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
         parallel_for(pk.tiles_n, threads, block, [&](std::size_t jt0, std::size_t jt1) {
             multiply_columns(st, pk, kernel, absolute, jt0, jt1, out);
         });
@@ -335,7 +335,7 @@ double int8_mac_ns(gemm_engine engine) noexcept {
         pk.a.assign(n * n, 200);
         pk.b.assign(n * n, -100);
         pk.col_sum.assign(n, 0);
-        std::vector<std::int64_t> out(n * n, 0);
+        bulk_vector<std::int64_t> out(n * n, 0);
         double best = 1e300;
         for (int rep = 0; rep < 3; ++rep) {
             const auto t0 = std::chrono::steady_clock::now();

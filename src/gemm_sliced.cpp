@@ -17,8 +17,9 @@
 #include <chrono>
 #include <cmath>  // std::ldexp
 #include <cstdint>
+#include <cstdlib>  // std::getenv, std::strtoull (EXACTREF_GEMM_BLOCK)
 #include <limits>
-#include <memory>  // std::unique_ptr (the left operands: every entry is written)
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,9 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const double* a, const do
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0, a, mi, b, ki, 0.0, c, mi);
 }
 
+void* bulk_allocate_bytes(std::size_t bytes) { return ::operator new(bytes); }
+void bulk_deallocate_bytes(void* p, std::size_t) noexcept { ::operator delete(p); }
+
 double blas_fma_ns() noexcept {
     // Measured once per process on one thread: the best of three 192^3 GEMMs (about 7 M multiply-adds, a few ms).
     static const double ns = [] {
@@ -167,17 +171,27 @@ void gemm_row_major_a(std::size_t m, std::size_t n, std::size_t k, const double*
 }
 
 // Output columns per block of Step S4: all the slice GEMMs of a block run before its levels are written, so a worker
-// holds the block's right operands (k x columns each) and one output per GEMM (m x columns each). At most
-// `block_bytes` of them per worker (a 1024^3 float32 product: 3 + 3 of them, 48 KiB a column: all 1024 columns in
-// one block), at least 16 columns, at most a worker's share of n. Each block packs every left operand once more
-// inside OpenBLAS (about a tenth of a GEMM's time for 1024^3 at 341 columns a block, measured with perf): wide
-// blocks pay for their memory.
-constexpr std::size_t block_bytes = std::size_t{64} << 20;
+// holds the block's right operands (k x columns each) and one output per GEMM (m x columns each), at most
+// `block_bytes` of them (a 1024^3 binary32 product: 3 + 3 of them, 48 KiB a column: 2 blocks of 512 columns, 24 MiB,
+// where unblocked the right operands alone took 24 MiB and the outputs 24 more). Every block makes OpenBLAS pack each
+// left operand once more (perf: about 2 ms for 1024 x 1024), so blocks are as wide as the bound allows, of nearly
+// equal widths, at least 16 columns. EXACTREF_GEMM_BLOCK (environment, for tests) sets the columns per block.
+constexpr std::size_t block_bytes = std::size_t{32} << 20;
 std::size_t level_block(std::size_t n, unsigned threads, std::size_t m, std::size_t k, std::size_t rights,
                         std::size_t gemms) {
+    if (const char* env = std::getenv("EXACTREF_GEMM_BLOCK"); env != nullptr && *env != '\0') {
+        char* end = nullptr;
+        const unsigned long long columns = std::strtoull(env, &end, 10);
+        if (*env < '0' || *env > '9' || *end != '\0' || columns == 0)
+            throw std::invalid_argument(std::string("exactref::matmul: EXACTREF_GEMM_BLOCK = '") + env +
+                                        "' is not a positive number of columns");
+        return static_cast<std::size_t>(columns);
+    }
     const std::size_t per = (n + threads - 1) / std::max(1u, threads);
     const std::size_t column = sizeof(double) * (rights * k + gemms * m);
-    return std::max<std::size_t>(16, std::min(per, block_bytes / std::max<std::size_t>(1, column)));
+    const std::size_t widest = std::max<std::size_t>(16, block_bytes / std::max<std::size_t>(1, column));
+    const std::size_t blocks = (per + widest - 1) / widest;
+    return std::max<std::size_t>(std::min<std::size_t>(16, per), (per + blocks - 1) / blocks);
 }
 
 }  // namespace
@@ -197,10 +211,10 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
         for (const auto& [level, sign] : gemms[g].into) feeds[static_cast<std::size_t>(level)].emplace_back(g, sign);
 
     // Step S3, left side: operand r (m x k, row-major like the copy of A) of every row, once.
-    std::unique_ptr<double[]> left(new double[lefts * m * k]);
+    bulk_vector<double> left(lefts * m * k);
     parallel_for(m, threads, 16, [&](std::size_t i0, std::size_t i1) {
         for (std::size_t i = i0; i < i1; ++i)
-            slice_entries(*st.f, st.a.data() + i * k, k, st.row_top[i], w, sa, pairs, false, left.get() + i * k,
+            slice_entries(*st.f, st.a.data() + i * k, k, st.row_top[i], w, sa, pairs, false, left.data() + i * k,
                           m * k);
     });
 
@@ -220,17 +234,17 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
         const bool absolute = pass == 1;
         if (absolute)  // |slice| of every left operand, in place: clear the sign bits
             for (std::size_t e = 0; e < lefts * m * k; ++e) left[e] = std::fabs(left[e]);
-        std::vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
+        bulk_vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
         parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
             // One worker may get several blocks (all of them on one thread): its buffers serve each in turn.
-            std::vector<double> right(rights * k * block), d(gemms.size() * m * block);
+            bulk_vector<double> right(rights * k * block), d(gemms.size() * m * block);
             for (std::size_t b0 = j0; b0 < j1; b0 += block) {
                 const std::size_t cols = std::min(block, j1 - b0);
                 for (std::size_t j = b0; j < b0 + cols; ++j)
                     slice_entries(*st.f, st.bt.data() + j * k, k, st.col_top[j], w, sb, pairs, absolute,
                                   right.data() + (j - b0) * k, k * cols);
                 for (std::size_t g = 0; g < gemms.size(); ++g)
-                    gemm_row_major_a(m, cols, k, left.get() + static_cast<std::size_t>(gemms[g].left) * m * k,
+                    gemm_row_major_a(m, cols, k, left.data() + static_cast<std::size_t>(gemms[g].left) * m * k,
                                      right.data() + static_cast<std::size_t>(gemms[g].right) * k * cols,
                                      d.data() + g * m * cols);
                 // |D| < 2^53 and a level adds at most 3·16 + 1 of them: below 2^59, exact in int64. A column's
@@ -259,6 +273,7 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
             }
         });
     }
+    if (st.t_enclosed) build_t_estimate(st, threads, &left);  // Step S6, in the left operands' memory
 }
 
 namespace {
@@ -276,17 +291,23 @@ std::uint64_t magnitude_bits(const format_info& f, std::uint64_t bits) noexcept 
 
 }  // namespace
 
-void build_t_estimate(product_reference::state& st, unsigned threads) {
+void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch) {
     const std::size_t m = st.m, n = st.n, k = st.k;
-    // |A| row-major m x k (as the copy of A) and |B| column-major k x n (bt's rows are B's columns: the same layout).
-    std::vector<double> abs_a(m * k), abs_b(k * n);
+    // |A| row-major m x k (as the copy of A) and |B| column-major k x n (bt's rows are B's columns: the same layout),
+    // in the caller's scratch (Step S3's left operands, no longer needed) when it holds both: fresh memory costs page
+    // faults.
+    bulk_vector<double> own;
+    const bool reuse = scratch != nullptr && scratch->size() >= (m + n) * k;
+    if (!reuse) own.resize((m + n) * k);
+    double* const abs_a = reuse ? scratch->data() : own.data();
+    double* const abs_b = abs_a + m * k;
     parallel_for(m * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
         for (std::size_t e = e0; e < e1; ++e) abs_a[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.a[e]));
     });
     parallel_for(n * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
         for (std::size_t e = e0; e < e1; ++e) abs_b[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.bt[e]));
     });
-    st.t_hat.assign(m * n, 0.0);
+    st.t_hat.resize(m * n);  // every element written by the GEMM (beta = 0)
     // t_enclosure's factors, once per product. 1 - g and 1 - 2g are exact (g is a multiple of 2^-52 below 2^-20, K - 1
     // < 2^32), and next_up of the quotient rounded in any mode is at least the quotient: valid whatever rounding mode
     // the caller runs exact_matmul in.
@@ -296,10 +317,10 @@ void build_t_estimate(product_reference::state& st, unsigned threads) {
     const blas_single_thread one_blas_thread;
     const std::size_t block = column_block(n, threads, m);
     parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
-        gemm_row_major_a(m, j1 - j0, k, abs_a.data(), abs_b.data() + j0 * k, st.t_hat.data() + j0 * m);
+        gemm_row_major_a(m, j1 - j0, k, abs_a, abs_b + j0 * k, st.t_hat.data() + j0 * m);
     });
     const std::size_t peak = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
-                             sizeof(double) * (abs_a.size() + abs_b.size() + st.t_hat.size()) +
+                             sizeof(double) * ((reuse ? scratch->size() : own.size()) + st.t_hat.size()) +
                              sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
     st.plan.peak_bytes = std::max(st.plan.peak_bytes, peak);
 }

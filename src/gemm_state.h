@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>  // std::bad_alloc
 #include <span>
 #include <utility>
 #include <vector>
@@ -17,6 +18,45 @@ namespace detail {
 
 /// The most slices per side of a sliced product (matmul_options::max_slices); entries needing more are far.
 inline constexpr int max_slices_per_side = 16;
+
+/// Allocator of a product's large arrays (the copies of A and B, the level sums, t̂, the slice operands and GEMM
+/// outputs): resize() leaves the elements uninitialised (each array's builder writes every element before any is
+/// read: Steps S1, S3, S4, S6), and blocks of at least 4 MiB lie on transparent huge pages where Linux offers them
+/// (madvise; elsewhere, or when refused, ordinary pages). With 4 KiB pages the first touch of the ~140 MB a 1024^3
+/// binary32 build writes cost about a tenth of its time in page faults (perf, docs/performance.md).
+template <class T>
+struct bulk_allocator {
+    using value_type = T;
+    bulk_allocator() = default;
+    template <class U>
+    bulk_allocator(const bulk_allocator<U>&) noexcept {}
+    T* allocate(std::size_t count) { return static_cast<T*>(bulk_allocate(count * sizeof(T))); }
+    void deallocate(T* p, std::size_t count) noexcept { bulk_deallocate(p, count * sizeof(T)); }
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;  // default-initialised: no zeroing pass
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+    friend bool operator==(const bulk_allocator&, const bulk_allocator&) noexcept { return true; }
+
+    static void* bulk_allocate(std::size_t bytes);
+    static void bulk_deallocate(void* p, std::size_t bytes) noexcept;
+};
+void* bulk_allocate_bytes(std::size_t bytes);             // gemm_sliced.cpp
+void bulk_deallocate_bytes(void* p, std::size_t bytes) noexcept;
+template <class T>
+void* bulk_allocator<T>::bulk_allocate(std::size_t bytes) {
+    return bulk_allocate_bytes(bytes);
+}
+template <class T>
+void bulk_allocator<T>::bulk_deallocate(void* p, std::size_t bytes) noexcept {
+    bulk_deallocate_bytes(p, bytes);
+}
+template <class T>
+using bulk_vector = std::vector<T, bulk_allocator<T>>;
 
 /// Lists of column indices per row (compressed rows): row r holds index[offsets[r] .. offsets[r+1]).
 struct index_lists {
@@ -54,9 +94,9 @@ struct product_reference::state {
     const format_info* f = &binary64_info;
     bool has_c = false;
     matmul_plan plan;
-    std::vector<std::uint64_t> a;   // A, row-major m x k
-    std::vector<std::uint64_t> bt;  // B transposed, row-major n x k: column j of B is bt[j·k .. j·k + k)
-    std::vector<std::uint64_t> c;   // C0, row-major m x n (empty without one)
+    detail::bulk_vector<std::uint64_t> a;   // A, row-major m x k
+    detail::bulk_vector<std::uint64_t> bt;  // B transposed, row-major n x k: column j of B is bt[j·k .. j·k + k)
+    detail::bulk_vector<std::uint64_t> c;   // C0, row-major m x n (empty without one)
 
     // For min_product_exponent: min floor(log2 |x|) over the finite non-zero entries of each row of A / column of B
     // (INT_MAX when there is none); floor(log2 |a·b|) >= the sum of the two.
@@ -73,12 +113,12 @@ struct product_reference::state {
     std::vector<int> col_top;        // F_j: |B(l, j)| < 2^F_j
     // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
     // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q| (empty with Step S6: see t_enclosed).
-    std::vector<std::int64_t> s_levels, t_levels;
+    detail::bulk_vector<std::int64_t> s_levels, t_levels;
     // Step S6 (ozaki.md), terms of at most 24 significand bits (binary32, binary16, bfloat16): T is not summed
     // exactly. t_hat(i, j) at j·m + i is one binary64 GEMM's |A|·|B| (Inf/NaN entries as 0), which encloses T
     // (t_enclosure); element(i, j) computes its exact T from a and bt on demand (the per-element dot path).
     bool t_enclosed = false;
-    std::vector<double> t_hat;
+    detail::bulk_vector<double> t_hat;
     // T_lo = t_hat·t_below, T_hi = t_hat·t_above before the outward steps (t_enclosure): t_below = 1 - g exactly,
     // t_above >= (1 - g)/(1 - 2g), g = (K - 1)·2^-52 (set by build_t_estimate).
     double t_below = 1, t_above = 1;
@@ -102,14 +142,17 @@ constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
     const int s = karatsuba ? (sa < sb ? sa : sb) : 0;
     return s * (s + 1) / 2 + sa * sb - s * s;
 }
-/// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with the BLAS GEMM.
+/// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with the BLAS GEMM;
+/// then Step S6 (build_t_estimate) when st.t_enclosed.
 void build_sliced_levels(product_reference::state& st, unsigned threads);
 /// Whether products of format f take Step S6 (T enclosed from one binary64 GEMM) instead of T levels: every |a|·|b|
 /// is then exact in binary64 (p <= 24: at most 48 significand bits, exponents in [-298, 256]).
 constexpr bool t_from_estimate(const format_info& f) noexcept { return f.precision <= 24; }
 /// Step S6: t_hat = |A|·|B| by one binary64 GEMM (OpenBLAS, column blocks on `threads` workers), Inf/NaN entries as 0;
-/// raises st.plan.peak_bytes to the step's own peak when that is higher. Needs st.t_enclosed.
-void build_t_estimate(product_reference::state& st, unsigned threads);
+/// raises st.plan.peak_bytes to the step's own peak when that is higher. Needs st.t_enclosed. |A| and |B| are
+/// placed in `scratch` when it holds (m + n)·k doubles (build_sliced_levels passes its left operands), else in
+/// memory of their own.
+void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch = nullptr);
 /// Step S6's enclosure of T(i, j) = Σ_l |A(i, l)·B(l, j)| (finite products; C0 not included): 0 <= lo <= T <= hi,
 /// from t_hat(i, j) and |t_hat - T| <= γ_{K-1}·T with unit 2^-52 (any order, rounding mode, FMA). False when t_hat
 /// is not finite (never for p <= 24 data, kept as a guard). Needs the default floating-point environment (RN).

@@ -70,22 +70,28 @@ inline std::string engine_test_name(const ::testing::TestParamInfo<exactref::gem
     return name;
 }
 
-// EXACTREF_GEMM_T (levels, enclosed, auto) for one test, restored afterwards.
-struct t_source_guard {
-    std::string saved;
+// An environment variable set (value) or unset (nullptr) for one test, restored afterwards.
+struct environment_guard {
+    std::string name, saved;
     bool had = false;
-    explicit t_source_guard(const char* value) {
-        const char* old = std::getenv("EXACTREF_GEMM_T");
+    environment_guard(const char* variable, const char* value) : name(variable) {
+        const char* old = std::getenv(variable);
         had = old != nullptr;
         if (had) saved = old;
-        setenv("EXACTREF_GEMM_T", value, 1);
+        if (value != nullptr) setenv(variable, value, 1);
+        else unsetenv(variable);
     }
-    ~t_source_guard() {
-        if (had) setenv("EXACTREF_GEMM_T", saved.c_str(), 1);
-        else unsetenv("EXACTREF_GEMM_T");
+    ~environment_guard() {
+        if (had) setenv(name.c_str(), saved.c_str(), 1);
+        else unsetenv(name.c_str());
     }
-    t_source_guard(const t_source_guard&) = delete;
-    t_source_guard& operator=(const t_source_guard&) = delete;
+    environment_guard(const environment_guard&) = delete;
+    environment_guard& operator=(const environment_guard&) = delete;
+};
+
+// EXACTREF_GEMM_T (levels, enclosed, auto) for one test, restored afterwards.
+struct t_source_guard : environment_guard {
+    explicit t_source_guard(const char* value) : environment_guard("EXACTREF_GEMM_T", value) {}
 };
 
 }  // namespace exactref_test

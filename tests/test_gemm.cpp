@@ -105,6 +105,7 @@ matmul_options sliced(int max_slices = 0, unsigned threads = 2) {
 }
 matmul_options unpaired(int max_slices = 0) { return {matmul_method::sliced, 2, max_slices, false, current_engine}; }
 matmul_options per_element() { return {matmul_method::per_element, 2, 0}; }
+matmul_options on_binary64() { return {matmul_method::sliced, 2, 0, true, gemm_engine::binary64}; }
 
 using GemmEngine = exactref_test::gemm_engine_test;
 INSTANTIATE_TEST_SUITE_P(Engines, GemmEngine, exactref_test::all_engines(), exactref_test::engine_test_name);
@@ -400,6 +401,64 @@ TEST_P(GemmEngine, ThreadCountDoesNotChangeAnything) {
     const product_reference one = exact_of(binary64_info, a, b, nullptr, sliced(0, 1));
     const product_reference three = exact_of(binary64_info, a, b, nullptr, sliced(0, 3));
     expect_same_products(one, three);
+}
+
+// Steps S3-S4 of the binary64 engine by blocks of output columns (EXACTREF_GEMM_BLOCK: blocks of 1 column on two
+// workers, and of 5 on one, which then walks 5 + 5 + 5 + 5 + 3 columns; 1024 and more in real products), and their slices taken from one
+// 64-bit word (slices·w <= 63) or bit by bit (more slices): every kind of entry (every binade, subnormals, far entries
+// far below their row's largest, Inf/NaN, signed zeros, cancellation), with C0, against the oracles and the
+// per-element path; paired slices at their largest magnitudes with K where K·2^(2w+2) <= 2^53 is tight (1025: w
+// drops from 19 to 18 bits); and a bad setting is an error.
+TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
+    std::mt19937_64 rng(777);
+    bool one_word = false, bit_by_bit = false;
+    for (const char* block : {"1", "5"}) {
+        const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", block);
+        for (const format_info* f : all_formats)
+            for (const orc::term_mix mix : orc::all_term_mixes) {
+                for (const int max_slices : {0, 6}) {
+                    const bits_matrix a = random_matrix(*f, 7, 37, mix, rng);
+                    const bits_matrix b = random_matrix(*f, 37, 23, mix, rng);
+                    const bits_matrix c = random_matrix(*f, 7, 23, mix, rng);
+                    // One thread: its one call walks every block; two: each block a piece of its own.
+                    const unsigned threads = std::string(block) == "5" ? 1 : 2;
+                    const matmul_options options{matmul_method::sliced, threads, max_slices, true,
+                                                 gemm_engine::binary64};
+                    const product_reference p = exact_of(*f, a, b, &c, options);
+                    SCOPED_TRACE(std::string(f->name) + ", " + orc::to_string(mix) + ", block " + block + ": " +
+                                 p.plan().describe());
+                    ASSERT_EQ(p.plan().method, matmul_method::sliced);
+                    const int widest = std::max(p.plan().slices_a, p.plan().slices_b) * p.plan().slice_bits;
+                    (widest <= 63 ? one_word : bit_by_bit) = true;
+                    expect_product_matches_oracles(p, a, b, *f, &c);
+                    expect_same_products(p, exact_of(*f, a, b, &c, per_element()));
+                    // Step S6's own GEMM and the T levels, whichever the planner did not take.
+                    const exactref_test::t_source_guard levels("levels");
+                    expect_same_products(exact_of(*f, a, b, &c, options), p);
+                    if (::testing::Test::HasFailure()) return;
+                }
+            }
+    }
+    EXPECT_TRUE(one_word);
+    EXPECT_TRUE(bit_by_bit);
+    {
+        const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", "3");
+        const std::uint64_t all_ones = (static_cast<std::uint64_t>(binary32_info.emax) << 23) | ((1u << 23) - 1);
+        const std::size_t k = 1025;
+        bits_matrix a{3, k, {}}, b{k, 10, {}};
+        for (std::size_t t = 0; t < 3 * k; ++t) a.v.push_back(all_ones | (t % 7 == 3 ? std::uint64_t{1} << 31 : 0));
+        for (std::size_t t = 0; t < 10 * k; ++t) b.v.push_back(all_ones);
+        const product_reference p = exact_of(binary32_info, a, b, nullptr, on_binary64());
+        EXPECT_TRUE(p.plan().paired) << p.plan().describe();
+        expect_product_matches_oracles(p, a, b, binary32_info);
+    }
+    for (const char* bad : {"0", "-3", "12x"}) {
+        const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", bad);
+        const std::vector<float> one{1.0f, 2.0f};
+        EXPECT_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()),
+                     std::invalid_argument)
+            << bad;
+    }
 }
 
 // ---- The engines against each other -------------------------------------------------------------------------------
