@@ -100,9 +100,6 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const double* a, const do
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0, a, mi, b, ki, 0.0, c, mi);
 }
 
-void* bulk_allocate_bytes(std::size_t bytes) { return ::operator new(bytes); }
-void bulk_deallocate_bytes(void* p, std::size_t) noexcept { ::operator delete(p); }
-
 double blas_fma_ns() noexcept {
     // Measured once per process on one thread: the best of three 192^3 GEMMs (about 7 M multiply-adds, a few ms).
     static const double ns = [] {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <new>  // std::bad_alloc
+#include <memory>  // std::allocator
 #include <span>
 #include <utility>
 #include <vector>
@@ -21,17 +21,16 @@ inline constexpr int max_slices_per_side = 16;
 
 /// Allocator of a product's large arrays (the copies of A and B, the level sums, t̂, the slice operands and GEMM
 /// outputs): resize() leaves the elements uninitialised (each array's builder writes every element before any is
-/// read: Steps S1, S3, S4, S6), and blocks of at least 4 MiB lie on transparent huge pages where Linux offers them
-/// (madvise; elsewhere, or when refused, ordinary pages). With 4 KiB pages the first touch of the ~140 MB a 1024^3
-/// binary32 build writes cost about a tenth of its time in page faults (perf, docs/performance.md).
+/// read: Steps S1, S3, S4, S6), which saves a zeroing pass over ~100 MB for a 1024^3 binary32 build. (Transparent huge
+/// pages for them were tried and were slower in a KVM guest: docs/performance.md, "The cost outside the slice GEMMs".)
 template <class T>
 struct bulk_allocator {
     using value_type = T;
     bulk_allocator() = default;
     template <class U>
     bulk_allocator(const bulk_allocator<U>&) noexcept {}
-    T* allocate(std::size_t count) { return static_cast<T*>(bulk_allocate(count * sizeof(T))); }
-    void deallocate(T* p, std::size_t count) noexcept { bulk_deallocate(p, count * sizeof(T)); }
+    T* allocate(std::size_t count) { return std::allocator<T>{}.allocate(count); }
+    void deallocate(T* p, std::size_t count) noexcept { std::allocator<T>{}.deallocate(p, count); }
     template <class U>
     void construct(U* p) noexcept {
         ::new (static_cast<void*>(p)) U;  // default-initialised: no zeroing pass
@@ -41,20 +40,7 @@ struct bulk_allocator {
         ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
     }
     friend bool operator==(const bulk_allocator&, const bulk_allocator&) noexcept { return true; }
-
-    static void* bulk_allocate(std::size_t bytes);
-    static void bulk_deallocate(void* p, std::size_t bytes) noexcept;
 };
-void* bulk_allocate_bytes(std::size_t bytes);             // gemm_sliced.cpp
-void bulk_deallocate_bytes(void* p, std::size_t bytes) noexcept;
-template <class T>
-void* bulk_allocator<T>::bulk_allocate(std::size_t bytes) {
-    return bulk_allocate_bytes(bytes);
-}
-template <class T>
-void bulk_allocator<T>::bulk_deallocate(void* p, std::size_t bytes) noexcept {
-    bulk_deallocate_bytes(p, bytes);
-}
 template <class T>
 using bulk_vector = std::vector<T, bulk_allocator<T>>;
 
