@@ -182,7 +182,7 @@ std::size_t level_block(std::size_t n, unsigned threads, std::size_t m, std::siz
         if (*env < '0' || *env > '9' || *end != '\0' || columns == 0)
             throw std::invalid_argument(std::string("exactref::matmul: EXACTREF_GEMM_BLOCK = '") + env +
                                         "' is not a positive number of columns");
-        return static_cast<std::size_t>(columns);
+        return static_cast<std::size_t>(std::min<unsigned long long>(columns, n));
     }
     const std::size_t per = (n + threads - 1) / std::max(1u, threads);
     const std::size_t column = sizeof(double) * (rights * k + gemms * m);
