@@ -288,13 +288,16 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
     const product_reference p = exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), sliced_options());
     ASSERT_TRUE(p.plan().t_enclosed) << p.plan().describe();
     const reference_array refs = p.to_array(1);
-    // Every element enclosed (no Inf/NaN; few far entries), except on int8-plain, whose slow slice products make
+    // Every element enclosed (no Inf/NaN; few far entries), except on int8-plain, whose slow slice products can make
     // the planner leave many far entries (more than an element's window takes: those are built as references).
     // (Not checked under AddressSanitizer, where the measured prices that decide the slices are distorted.)
     const std::size_t enclosed = expect_facts_of_references(p, binary64_info);
     if (!exactref_test::running_under_address_sanitizer) {
-        if (exactref_test::current_engine() == gemm_engine::int8_plain) EXPECT_GT(enclosed, 0u);
-        else EXPECT_EQ(enclosed, m * n);
+        // int8-plain's slices depend on its prices measured at run time (under load it may keep every entry far);
+        // with at most 64 far entries in all, no element exceeds its window, so every one is enclosed.
+        const matmul_plan& plan = p.plan();
+        if (exactref_test::current_engine() != gemm_engine::int8_plain || plan.far_a + plan.far_b <= 64)
+            EXPECT_EQ(enclosed, m * n) << plan.describe();
     }
     for (const char* name : {"any_order", "any_order+fma", "directed:any_order", "split_k:3"}) {
         const standard model = parse_standard(name);
