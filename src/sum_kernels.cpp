@@ -4,6 +4,8 @@
 //   Step F0  first, a block tries Step F3 in one read with a guessed top (one binade above the previous block's
 //            largest) and no in-window mask, keeping max(|b| - floor): the sums count only when it shows that every
 //            term lay in the window; otherwise Steps F1-F5 (after a miss F0 waits 1, 3, ... 63 blocks).
+//   Step F0a binary32: F0's test (|b| - floor and its maximum) on 32-bit lanes, 16 terms a 512-bit vector; only the
+//            shift and the sums on 64-bit lanes, the two halves of each word apart (one_pass_word_pairs).
 //   Step F1  per block of B terms, one pass computes the largest magnitude and the smallest non-zero magnitude.
 //   Step F2  a block holding Inf/NaN goes term by term (rare); a block of zeros only updates the signed-zero flags.
 //   Step F3  the window of `top` (a biased exponent; the first is the block's largest, subnormals counting as 1): a
@@ -31,6 +33,7 @@
 // not do: GCC splits 512-bit generic vectors for AVX2 poorly (scalarized compares), and 256-bit ones leave half of
 // AVX-512 unused. The result is the same whichever version runs: every version adds the same integers.
 #include <algorithm>
+#include <bit>  // std::bit_cast: the same bytes as 32- and 64-bit lanes
 #include <cstddef>
 #include <cstdint>
 #include <cstring>  // std::memcpy: unaligned vector loads
@@ -65,23 +68,29 @@ using detail::simd_level;
 
 // Vectors of 64-bit lanes, V bytes: one step of a kernel reads V bytes of terms as V/8 words; a word holds 1, 2 or 4
 // terms, each taken out into a lane by a shift and a mask (the order of terms does not matter to a sum, so no
-// shuffle is needed).
+// shuffle is needed). Step F0 for binary32 also reads the same V bytes as V/4 lanes of 32 bits (one term each).
 template <std::size_t V>
 struct simd;
 template <>
 struct simd<64> {
     typedef std::uint64_t u64 __attribute__((vector_size(64)));
     typedef std::int64_t i64 __attribute__((vector_size(64)));
+    typedef std::uint32_t u32 __attribute__((vector_size(64)));  // Step F0 for binary32: two terms a word
+    typedef std::int32_t i32 __attribute__((vector_size(64)));
 };
 template <>
 struct simd<32> {
     typedef std::uint64_t u64 __attribute__((vector_size(32)));
     typedef std::int64_t i64 __attribute__((vector_size(32)));
+    typedef std::uint32_t u32 __attribute__((vector_size(32)));  // Step F0 for binary32: two terms a word
+    typedef std::int32_t i32 __attribute__((vector_size(32)));
 };
 template <>
 struct simd<8> {
     typedef std::uint64_t u64 __attribute__((vector_size(8)));
     typedef std::int64_t i64 __attribute__((vector_size(8)));
+    typedef std::uint32_t u32 __attribute__((vector_size(8)));  // Step F0 for binary32: two terms a word
+    typedef std::int32_t i32 __attribute__((vector_size(8)));
 };
 
 // Which sums one pass over the data produces.
@@ -260,6 +269,13 @@ EXACTREF_INLINE_KERNEL std::uint64_t horizontal_max(typename simd<V>::u64 v) noe
 }
 
 template <std::size_t V>
+EXACTREF_INLINE_KERNEL std::uint32_t horizontal_max(typename simd<V>::u32 v) noexcept {
+    std::uint32_t m = 0;
+    for (std::size_t j = 0; j < V / 4; ++j) m = std::max<std::uint32_t>(m, v[j]);
+    return m;
+}
+
+template <std::size_t V>
 EXACTREF_INLINE_KERNEL lane_sums horizontal_sums(const lane_vectors<V>& a) noexcept {
     return {horizontal_sum<V>(a.total_high), horizontal_sum<V>(a.total_low), horizontal_sum<V>(a.neg_high),
             horizontal_sum<V>(a.neg_low)};
@@ -334,6 +350,38 @@ EXACTREF_INLINE_KERNEL void one_pass_terms(typename simd<V>::u64 b, std::uint64_
     }
 }
 
+// Step F0a (docs/algorithms/superaccumulator.md), Step F0 for binary32: the V bytes of w hold V/4 terms, two a word.
+// The per-term work that needs no more than 32 bits (|b| - floor and its maximum) runs once on V/4 lanes of 32 bits;
+// only the shift and the sums are done on 64-bit lanes, the term in the low half of each word (`even`) and the one
+// in its high half (`odd`) apart, each taking its shift, significand and sign from its own half. With 32-bit lanes
+// |b| - floor wraps for a term below the window to at least 2^32 - floor > 2^31 (floor < 2^31: top < 255), whose
+// field part (>= 256) exceeds W, so the test of add_one_pass and max|x| = max + floor are those of one_pass_terms.
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL void one_pass_word_pairs(typename simd<V>::u64 w, std::uint32_t floor, lane_vectors<V>& a,
+                                                typename simd<V>::u32& max_above_floor) noexcept {
+    using u64 = typename simd<V>::u64;
+    using i64 = typename simd<V>::i64;
+    using u32 = typename simd<V>::u32;
+    static_assert(L::storage_bits == 32 && L::split == 0, "binary32: two terms a word, one lane sum");
+    constexpr std::uint64_t sign_even = L::sign_bit;  // the sign of the low half's term
+    const u32 above32 = (std::bit_cast<u32>(w) & static_cast<std::uint32_t>(L::abs_mask)) - floor;
+    max_above_floor = above32 > max_above_floor ? above32 : max_above_floor;
+    const auto above = std::bit_cast<u64>(above32);
+    // the field parts (shifts) of the two halves; & 63 keeps the count defined for the terms that do not count
+    const u64 count_even = (above >> L::frac_bits) & 63;
+    const u64 count_odd = (above >> (32 + L::frac_bits)) & 63;
+    const u64 even = ((w & L::frac_mask) | L::hidden_bit) << count_even;
+    const u64 odd = (((w >> 32) & L::frac_mask) | L::hidden_bit) << count_odd;
+    a.total_low += even;
+    a.total_low += odd;
+    if constexpr (K != pass::abs_sum) {
+        const i64 negative_even = (w & sign_even) != 0;
+        const i64 negative_odd = std::bit_cast<i64>(w) < 0;
+        a.neg_low = negative_even ? a.neg_low + even : a.neg_low;
+        a.neg_low = negative_odd ? a.neg_low + odd : a.neg_low;
+    }
+}
+
 // Step F0 over the first `steps` whole steps of a block. Returns the lane sums and the largest |b| - floor (unsigned).
 // No software prefetch: the block is read once, in order, which the hardware prefetcher follows (prefetching the next
 // block, as Step F3 does for the scan that follows it, measured slower at 10^7 terms: docs/performance.md).
@@ -344,10 +392,20 @@ EXACTREF_INLINE_KERNEL std::pair<lane_sums, std::uint64_t> one_pass_block(const 
     using u64 = typename simd<V>::u64;
     constexpr std::size_t step = V / sizeof(typename L::bits_type);
     lane_vectors<V> a;
-    u64 max_above_floor{};
-    for (std::size_t i = 0; i < steps * step; i += step)
-        for_each_lane_terms<L, V>(x + i, [&](u64 b) { one_pass_terms<L, K, V>(b, floor, a, max_above_floor); });
-    return {horizontal_sums<V>(a), horizontal_max<V>(max_above_floor)};
+    if constexpr (L::storage_bits == 32) {
+        typename simd<V>::u32 max_above_floor{};
+        for (std::size_t i = 0; i < steps * step; i += step) {
+            u64 words;
+            std::memcpy(&words, x + i, sizeof words);
+            one_pass_word_pairs<L, K, V>(words, static_cast<std::uint32_t>(floor), a, max_above_floor);
+        }
+        return {horizontal_sums<V>(a), horizontal_max<V>(max_above_floor)};
+    } else {
+        u64 max_above_floor{};
+        for (std::size_t i = 0; i < steps * step; i += step)
+            for_each_lane_terms<L, V>(x + i, [&](u64 b) { one_pass_terms<L, K, V>(b, floor, a, max_above_floor); });
+        return {horizontal_sums<V>(a), horizontal_max<V>(max_above_floor)};
+    }
 }
 
 // ---- Steps F1-F4 ----------------------------------------------------------------------------------------------------

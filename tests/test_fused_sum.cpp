@@ -4,6 +4,7 @@
 // every exit it has.
 #include <gtest/gtest.h>
 
+#include <bit>    // std::bit_cast
 #include <cmath>  // std::ldexp, std::fabs
 #include <random>
 #include <string>
@@ -140,9 +141,30 @@ void plant(std::vector<T>& xs, int kind, std::size_t at) {
     }
 }
 
+// The fused pass and exactref::sum() against the MPFR, Boost and GMP oracles and the term-by-term path: s, S and
+// max|x|.
+template <class T>
+void check_against_slow(const std::vector<T>& xs, const std::string& label) {
+    using tr = format_traits<T>;
+    exactref_test::check_variants<T>(orc::to_bits(std::span<const T>(xs)), label, {}, false);
+    superaccumulator fused_s, fused_a, slow_s, slow_a;
+    add_sum_and_abs(std::span<const T>(xs), fused_s, fused_a);
+    for (const T& x : xs) {
+        slow_s.add(x);
+        slow_a.add(tr::to_bits(x) >> (tr::info.storage_bits - 1) ? negated(x) : x);
+    }
+    expect_same(fused_s, slow_s);
+    expect_same(fused_a, slow_a);
+    const reference ref = sum(std::span<const T>(xs));
+    expect_same(ref.sum, slow_s);
+    expect_same(ref.abs_sum, slow_a);
+    const double largest = largest_magnitude(std::span<const T>(xs));
+    EXPECT_TRUE(ref.largest == largest || (std::isnan(ref.largest) && std::isnan(largest)))
+        << ref.largest << " vs " << largest;
+}
+
 template <class T>
 void check_one_pass(std::uint64_t seed) {
-    using tr = format_traits<T>;
     std::mt19937_64 rng(seed);
     const std::size_t lengths[] = {3 * block - 1, 3 * block, 3 * block + 1, 3 * block + 7, 3 * block + 9,
                                    3 * block + 17, 5 * block + 33};
@@ -155,26 +177,89 @@ void check_one_pass(std::uint64_t seed) {
                 SCOPED_TRACE(label);
                 std::vector<T> xs = gauss_blocks<T>(rng, n);
                 plant(xs, kind, at);
-                exactref_test::check_variants<T>(orc::to_bits(std::span<const T>(xs)), label, {}, false);
-                superaccumulator fused_s, fused_a, slow_s, slow_a;
-                add_sum_and_abs(std::span<const T>(xs), fused_s, fused_a);
-                for (const T& x : xs) {
-                    slow_s.add(x);
-                    slow_a.add(tr::to_bits(x) >> (tr::info.storage_bits - 1) ? negated(x) : x);
-                }
-                expect_same(fused_s, slow_s);
-                expect_same(fused_a, slow_a);
-                const reference ref = sum(std::span<const T>(xs));
-                expect_same(ref.sum, slow_s);
-                expect_same(ref.abs_sum, slow_a);
-                const double largest = largest_magnitude(std::span<const T>(xs));
-                EXPECT_TRUE(ref.largest == largest || (std::isnan(ref.largest) && std::isnan(largest)))
-                    << ref.largest << " vs " << largest;
+                check_against_slow(xs, label);
                 if (::testing::Test::HasFailure()) return;
             }
         }
     }
 }
+
+// Step F0a (binary32 on 32-bit lanes): the window's extreme positions. Terms of random sign and significand with
+// exponent fields drawn from [lo, hi] and the largest significand at field hi in term 100 of every block, so from the
+// second block on the guess is top = hi + 1 and the window holds the fields [hi + 1 - W, hi + 1], W = 27. With
+// hi = 28 the guess is the lowest one Step F0 takes (top = W + 2: the floor is the smallest normal binade but one);
+// with hi = 253 the highest (top = 254: the floor 227 << 23 is the largest the 32-bit wrap-around must handle, and the
+// window's top binade holds the largest finite value). Each plant goes once into the low half of a 64-bit word (an
+// even position) and once into the high half (odd), in the second block.
+std::vector<float> fields_blocks(std::mt19937_64& rng, std::size_t n, std::uint32_t lo, std::uint32_t hi) {
+    std::vector<float> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto field = i % block == 100 ? hi : lo + static_cast<std::uint32_t>(rng() % (hi - lo + 1));
+        const auto frac = i % block == 100 ? 0x7FFFFFu : static_cast<std::uint32_t>(rng() & 0x7FFFFF);
+        const auto sign = static_cast<std::uint32_t>(rng() & 1) << 31;
+        out[i] = std::bit_cast<float>(sign | field << 23 | frac);
+    }
+    return out;
+}
+
+void check_float32_edges(std::uint32_t lo, std::uint32_t hi, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::uint32_t top = hi + 1, floor_field = top - 27;
+    const auto make = [](std::uint32_t field, std::uint32_t frac) { return std::bit_cast<float>(field << 23 | frac); };
+    const float plants[] = {
+        make(top, 0x7FFFFF),                      // the window's largest value: in (the lane bound's largest term)
+        make(floor_field, 0),                     // its smallest: in
+        make(floor_field - 1, 0x7FFFFF),          // just below it: out
+        top + 1 < 255 ? make(top + 1, 0) : INFINITY,  // just above it: out
+        make(0, 1),                               // the smallest subnormal: out
+        0.0f,                                     // a zero: out (wraps to 2^32 - floor)
+        -0.0f,
+        INFINITY,
+        -NAN,
+        1.0f,                                     // far above (hi = 28) or far below (hi = 253): out
+    };
+    for (std::size_t k = 0; k < std::size(plants); ++k) {
+        for (const std::size_t at : {block + 200, block + 201, 2 * block - 2, 2 * block - 1}) {
+            for (const bool negative : {false, true}) {
+                const std::string label = "seed " + std::to_string(seed) + " fields [" + std::to_string(lo) + ", " +
+                                          std::to_string(hi) + "] plant " + std::to_string(k) + " at " +
+                                          std::to_string(at) + (negative ? " negated" : "");
+                SCOPED_TRACE(label);
+                std::vector<float> xs = fields_blocks(rng, 3 * block + 5, lo, hi);
+                xs[at] = negative ? negated(plants[k]) : plants[k];
+                check_against_slow(xs, label);
+                if (::testing::Test::HasFailure()) return;
+            }
+        }
+    }
+}
+
+// The lane bound with the two halves apart: every even position of a block the window's largest value, every odd
+// one its negation (T at its largest, N half of it), then the halves swapped, and all of one sign in one half only.
+void check_float32_halves(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const float largest = std::bit_cast<float>(std::uint32_t{129} << 23 | 0x7FFFFF);  // the window's largest: below 8
+    for (int kind = 0; kind < 4; ++kind) {
+        const std::string label = "seed " + std::to_string(seed) + " halves " + std::to_string(kind);
+        SCOPED_TRACE(label);
+        std::vector<float> xs = gauss_blocks<float>(rng, 4 * block + 3);
+        for (std::size_t i = block; i < 3 * block; ++i) {
+            const bool odd = i % 2 == 1;
+            switch (kind) {
+                case 0: xs[i] = odd ? negated(largest) : largest; break;
+                case 1: xs[i] = odd ? largest : negated(largest); break;
+                case 2: if (odd) xs[i] = negated(largest); break;
+                default: if (!odd) xs[i] = negated(largest); break;
+            }
+        }
+        check_against_slow(xs, label);
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+TEST(FusedSum, OnePassFloat32LowestWindow) { check_float32_edges(2, 28, 31); }
+TEST(FusedSum, OnePassFloat32HighestWindow) { check_float32_edges(227, 253, 32); }
+TEST(FusedSum, OnePassFloat32Halves) { check_float32_halves(33); }
 
 TEST(FusedSum, OnePassWindowFloat64) { check_one_pass<double>(21); }
 TEST(FusedSum, OnePassWindowFloat32) { check_one_pass<float>(22); }
