@@ -297,24 +297,45 @@ private:
         const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + at;
         const int offset = low - base;
         exact_window::leading vs, vt;
-        sum_near(s, t, offset, with_c ? &c : nullptr, base, top_shift, top_shift <= narrow_top_shift,
+        sum_near(s, nullptr, offset, with_c ? &c : nullptr, base, top_shift, top_shift <= narrow_top_shift,
                  [](exact_window&, exact_window&) {}, vs, vt);
         enclose_binary64(vs, s_lo, s_hi);
-        if (t == nullptr) {
+        const double c_abs = with_c ? std::ldexp(static_cast<double>(c.significand), c.exponent) : 0.0;
+        if (t != nullptr) {
+            if (!enclose_levels(t, low, c_abs, w_lo, w_hi)) return false;
+            if (far > 0) w_hi = detail::next_up(w_hi + far);  // T's far part in [0, F]: W_hi + F rounded up
+        } else {
             // Step S6's enclosure of T (it holds the far products too), then |C0| as in enclose().
             double t_lo = 0, t_hi = 0;
             if (!detail::t_enclosure(st_, i, j, t_lo, t_hi)) return false;
-            const double c_abs = with_c ? std::ldexp(static_cast<double>(c.significand), c.exponent) : 0.0;
             w_lo = with_c ? detail::next_down(t_lo + c_abs) : t_lo;
             w_hi = with_c ? detail::next_up(t_hi + c_abs) : t_hi;
-        } else {
-            enclose_binary64(vt, w_lo, w_hi);
-            if (far > 0) w_hi = detail::next_up(w_hi + far);  // T's far part in [0, F]: W_hi + F rounded up
         }
         if (far > 0) {  // s's far part in [-F, F]
             s_lo = signed_next_down(s_lo - far);
             s_hi = signed_next_up(s_hi + far);
         }
+        return true;
+    }
+
+    // Step P4's T: W = Σ_t t_t·2^(low + (levels - 1 - t)·w) + |C0| (every term >= 0) in binary64, not exactly:
+    // x_t = RN(t_t)·2^e_t (|t_t·2^e_t - x_t| <= u·x_t, u = 2^-53; the scaling is exact in the normal range the
+    // check below keeps) and c_abs (exact) summed left to right, ŵ = RN of each partial sum. With X = Σ x_t + c_abs,
+    // |W - X| <= u·X and |ŵ - X| <= γ_{n-1}·X (Higham (4.4), n <= 32 non-negative terms), so
+    // W/ŵ lies in [(1 - u)/(1 + γ_31), (1 + u)/(1 - γ_31)], inside [1 - 2^-45, 1 + 2^-45] (33u(1 + 32u) < 2^-47);
+    // each end is one RN, moved one step outward (next_down(RN(x)) <= x <= next_up(RN(x)) for x >= 0). False when a
+    // level's scale would leave the normal range or the sum could reach 2^1023 (the exact window then runs).
+    bool enclose_levels(const std::int64_t* t, int low, double c_abs, double& w_lo, double& w_hi) const noexcept {
+        const int levels = st_.levels;
+        if (low < -1022 || low + (levels - 1) * st_.w + 63 + 6 > 1023) return false;
+        double sum = c_abs;
+        for (int lv = levels - 1; lv >= 0; --lv) {
+            const int e = low + (levels - 1 - lv) * st_.w;  // a normal exponent: the check above
+            const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+            sum += static_cast<double>(t[lv]) * scale;
+        }
+        w_lo = detail::next_down(sum * (1 - 0x1p-45));
+        w_hi = detail::next_up(sum * (1 + 0x1p-45));
         return true;
     }
 
