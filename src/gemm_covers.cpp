@@ -140,6 +140,62 @@ exact_window::leading leading_of(detail::int128 v, int base) noexcept {
     return out;
 }
 
+// Step P4's exact sum of a wide element (binary64 terms: 5 levels of 21 bits and more, no far products): Σ v_k·2^sh_k,
+// |v_k| < 2^63, 0 <= sh_k <= 122, at most 33 terms, as one two's-complement integer of three 64-bit limbs (every
+// partial sum below 2^(122 + 63 + 6) = 2^191: no overflow), carries propagated at each add.
+class exact_sum192 {
+public:
+    static constexpr int max_shift = 122;
+    void add(std::int64_t v, int shift) noexcept {
+        const int q = shift >> 6;
+        const detail::int128 x = static_cast<detail::int128>(v) << (shift & 63);  // |x| < 2^126
+        const auto lo = static_cast<std::uint64_t>(x), hi = static_cast<std::uint64_t>(x >> 64);
+        const std::uint64_t ext = x < 0 ? ~std::uint64_t{0} : 0;  // x's sign extension above its two limbs
+        const detail::uint128 a = static_cast<detail::uint128>(limb_[q]) + lo;
+        limb_[q] = static_cast<std::uint64_t>(a);
+        const detail::uint128 b = static_cast<detail::uint128>(limb_[q + 1]) + hi + static_cast<std::uint64_t>(a >> 64);
+        limb_[q + 1] = static_cast<std::uint64_t>(b);
+        limb_[q + 2] += ext + static_cast<std::uint64_t>(b >> 64);  // limb 3 (q = 1) is beyond the value: ignored
+    }
+    void add_unsigned(std::uint64_t v, bool negative, int shift) noexcept {  // ±v·2^shift, v < 2^53 (C0)
+        add(negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v), shift);
+    }
+    // The value·2^base as sign and leading bits (exact_window::settle's form).
+    exact_window::leading settle(int base) const noexcept {
+        exact_window::leading out;
+        std::uint64_t w0 = limb_[0], w1 = limb_[1], w2 = limb_[2];
+        out.negative = (w2 >> 63) != 0;
+        if (out.negative) {  // two's complement of the three limbs
+            w0 = ~w0;
+            w1 = ~w1;
+            w2 = ~w2;
+            const detail::uint128 a = static_cast<detail::uint128>(w0) + 1;
+            w0 = static_cast<std::uint64_t>(a);
+            const detail::uint128 b = static_cast<detail::uint128>(w1) + static_cast<std::uint64_t>(a >> 64);
+            w1 = static_cast<std::uint64_t>(b);
+            w2 += static_cast<std::uint64_t>(b >> 64);
+        }
+        const std::uint64_t word[3] = {w0, w1, w2};
+        int h = 2;
+        while (h >= 0 && word[h] == 0) --h;
+        if (h < 0) return out;
+        out.zero = false;
+        if (h == 0) {
+            out.m = w0;
+            out.e = base;
+            return out;
+        }
+        const int lz = std::countl_zero(word[h]);
+        out.m = lz == 0 ? word[h] : (word[h] << lz) | (word[h - 1] >> (64 - lz));
+        out.e = base + 64 * h - lz;
+        out.sticky = (word[h - 1] << lz) != 0 || (h == 2 && w0 != 0);
+        return out;
+    }
+
+private:
+    std::uint64_t limb_[4] = {0, 0, 0, 0};
+};
+
 // Step P2: RD and RU in binary64 of (-1)^negative·(m + sticky·ε)·2^e, as superaccumulator::enclosure() gives them
 // (detail::encode, integer operations only). For a normal double (the usual case) in closed form: with m's top bit
 // set, the value lies in the binade of 2^(e + 63); M = m >> 11 are its 53 significant bits, inexact when the 11 bits
@@ -297,8 +353,15 @@ private:
         const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + at;
         const int offset = low - base;
         exact_window::leading vs, vt;
-        sum_near(s, nullptr, offset, with_c ? &c : nullptr, base, top_shift, top_shift <= narrow_top_shift,
-                 [](exact_window&, exact_window&) {}, vs, vt);
+        if (top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift) {
+            exact_sum192 sum;  // binary64 terms: 5 levels of about 21 bits
+            for (int lv = 0; lv < levels; ++lv) sum.add(s[lv], offset + (levels - 1 - lv) * st_.w);
+            if (with_c) sum.add_unsigned(c.significand, c.negative, c.exponent - base);
+            vs = sum.settle(base);
+        } else {
+            sum_near(s, nullptr, offset, with_c ? &c : nullptr, base, top_shift, top_shift <= narrow_top_shift,
+                     [](exact_window&, exact_window&) {}, vs, vt);
+        }
         enclose_binary64(vs, s_lo, s_hi);
         const double c_abs = with_c ? std::ldexp(static_cast<double>(c.significand), c.exponent) : 0.0;
         if (t != nullptr) {
