@@ -1784,9 +1784,12 @@ public:
                 bool bounded = false;
                 detail::filter_bounds fb;
                 if (model_.directed) {
-                    // fill_bounds reads the filter's current key, which a built element may have moved.
-                    detail::nonnegative_interval factor, extra;
-                    (void)filter_.flat_of(key_ref_, factor, extra);
+                    // fill_bounds reads the filter's current key, which decide_element may have moved.
+                    if (filter_moved_) {
+                        detail::nonnegative_interval factor, extra;
+                        (void)filter_.flat_of(key_ref_, factor, extra);
+                        filter_moved_ = false;
+                    }
                     filter_.fill_bounds(s_lo, s_hi, w_lo, w_hi, std::numeric_limits<double>::infinity(), judged);
                     bounded = judged.usable;
                     fb = judged.bounds;
@@ -1804,6 +1807,7 @@ public:
             source_.facts(position + k, std::span<detail::element_facts>(facts_.data() + k, 1),
                           std::span<std::size_t>(index_.data() + k, 1), nullptr);
             decide_element(values, k, ratios, out);
+            filter_moved_ = true;
         }
     }
 
@@ -1897,7 +1901,8 @@ private:
     std::vector<detail::element_facts> facts_;
     std::vector<std::size_t> index_;
     bool flat_only_ = false;               // the standard's bound is the flat factor·W + extra alone
-    bool fast_ = false;  // Step P4 (see fast())
+    bool fast_ = false;         // Step P4 (see fast())
+    bool filter_moved_ = true;  // filter_'s key may differ from key_ref_'s (decide_element ran since flat_of)
     detail::element_facts fast_key_;
     std::vector<double> fast_s_lo_, fast_s_hi_, fast_w_lo_, fast_w_hi_;
     std::vector<std::uint8_t> fast_usable_;

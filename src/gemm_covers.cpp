@@ -384,7 +384,7 @@ private:
     // Step P4's T: W = Σ_t t_t·2^(low + (levels - 1 - t)·w) + |C0| (every term >= 0) in binary64, not exactly:
     // x_t = RN(t_t)·2^e_t (|t_t·2^e_t - x_t| <= u·x_t, u = 2^-53; the scaling is exact in the normal range the
     // check below keeps) and c_abs (exact) summed left to right, ŵ = RN of each partial sum. With X = Σ x_t + c_abs,
-    // |W - X| <= u·X and |ŵ - X| <= γ_{n-1}·X (Higham (4.4), n <= 32 non-negative terms), so
+    // |W - X| <= u·X and |ŵ - X| <= γ_{n-1}·X (Higham §4.2, n <= 32 non-negative terms), so
     // W/ŵ lies in [(1 - u)/(1 + γ_31), (1 + u)/(1 - γ_31)], inside [1 - 2^-45, 1 + 2^-45] (33u(1 + 32u) < 2^-47);
     // each end is one RN, moved one step outward (next_down(RN(x)) <= x <= next_up(RN(x)) for x >= 0). False when a
     // level's scale would leave the normal range or the sum could reach 2^1023 (the exact window then runs).
