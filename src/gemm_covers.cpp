@@ -387,7 +387,9 @@ private:
     // |W - X| <= u·X and |ŵ - X| <= γ_{n-1}·X (Higham §4.2, n <= 32 non-negative terms), so
     // W/ŵ lies in [(1 - u)/(1 + γ_31), (1 + u)/(1 - γ_31)], inside [1 - 2^-45, 1 + 2^-45] (33u(1 + 32u) < 2^-47);
     // each end is one RN, moved one step outward (next_down(RN(x)) <= x <= next_up(RN(x)) for x >= 0). False when a
-    // level's scale would leave the normal range or the sum could reach 2^1023 (the exact window then runs).
+    // level's scale would leave the normal range or the sum could reach 2^1023 (the exact window then runs). Every
+    // product here and in far_bound is exact (a power-of-two scaling), so a contracted multiply-add rounds the same.
+    // C0 near the largest double may make ŵ infinite: then W is unusable and the element takes facts().
     bool enclose_levels(const std::int64_t* t, int low, double c_abs, double& w_lo, double& w_hi) const noexcept {
         const int levels = st_.levels;
         if (low < -1022 || low + (levels - 1) * st_.w + 63 + 6 > 1023) return false;
