@@ -1701,6 +1701,16 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
 // element as it decides that reference (array_filter, decide_by_filter). Elements the producer cannot enclose
 // (a product's Inf/NaN operands, too many far products, per-element products) are built as references and take
 // decide_array's way; undecided elements take the exact path. Decisions land at the elements' indices, so the order does not change any answer.
+// The sign bit and the encoding of +Inf of results of format T (a magnitude below it is finite).
+template <class T>
+struct result_encoding {
+    using bits_t = typename format_traits<T>::bits_type;
+    const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (format_traits<T>::info.storage_bits - 1));
+    const bits_t special = static_cast<bits_t>(
+        static_cast<std::uint64_t>(format_traits<T>::info.special_exponent_field())
+        << (format_traits<T>::info.precision - 1));
+};
+
 class source_decider {
 public:
     static constexpr std::size_t block = 4096;  // a block's facts (64 bytes each) and decisions stay in the caches
@@ -1710,6 +1720,15 @@ public:
         key_ref_.count = std::numeric_limits<std::uint64_t>::max();  // no key yet
         flat_only_ = model.decides == rule::bound && !model.is_mixed() && !model.directed && !model.structured &&
                      !model.ftz;
+        fast_ = model.decides == rule::bound && !model.is_mixed() && !model.structured && !model.ftz &&
+                source.key(fast_key_);
+        if (fast_) {
+            fast_s_lo_.resize(block);
+            fast_s_hi_.resize(block);
+            fast_w_lo_.resize(block);
+            fast_w_hi_.resize(block);
+            fast_usable_.resize(block);
+        }
     }
 
     void materialize(std::size_t i, reference& out) const { source_.materialize(i, out); }
@@ -1726,16 +1745,103 @@ public:
     // loaded element. The caller holds a detail::default_fp_environment.
     template <class T>
     void decide_block(std::span<const T> values, bool ratios, array_decisions& out) {
+        for (std::size_t k = 0; k < values.size(); ++k) decide_element(values, k, ratios, out);
+    }
+
+    // Step P4: whether the source encloses elements for the fast path under this standard (a flat bound, or
+    // directed rounding on it: no mixed, structured or ftz: part).
+    bool fast() const noexcept { return fast_; }
+
+    // The fast path's enclosures and element indices of positions position .. position + count - 1.
+    std::span<const std::size_t> load_fast(std::size_t position, std::size_t count) {
+        source_.enclose(position, count, {fast_s_lo_.data(), fast_s_hi_.data(), fast_w_lo_.data(), fast_w_hi_.data(),
+                                          fast_usable_.data(), index_.data()});
+        return {index_.data(), count};
+    }
+
+    // Step P4's decisions of the elements load_fast() loaded (slot k: values[k]): Steps F1-F3 on its enclosures
+    // under the key's flat part, with fill_bounds for directed rounding; an element they leave undecided, or one the
+    // source did not enclose, takes facts() and decide_element (its RD/RU enclosures, then the exact path), so every
+    // verdict and the exact-path count of on-the-bound elements are those of the facts path.
+    template <class T>
+    void decide_block_fast(std::size_t position, std::span<const T> values, bool ratios, array_decisions& out) {
         using tr = format_traits<T>;
         using bits_t = typename tr::bits_type;
-        const format_info& f = tr::info;
-        const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
-        const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
-                                                   << (f.precision - 1));
+        const result_encoding<T> enc;
         filter_reference judged;
         for (std::size_t k = 0; k < values.size(); ++k) {
             const bits_t bits = tr::to_bits(values[k]);
-            const bool finite = static_cast<bits_t>(bits & ~sign_bit) < special;
+            if (fast_usable_[k] && static_cast<bits_t>(bits & ~enc.sign_bit) < enc.special && bits != enc.sign_bit) {
+                if (!have_flat_ || !same_key(fast_key_)) {
+                    // The key's flat part (and prepare()'s errors for it), as decide_element sets it: at the first
+                    // enclosed element, and again after an element of another key took decide_element.
+                    (void)set_key(fast_key_);
+                    have_flat_ = true;
+                    const bool finite_factor = filter_.flat_of(key_ref_, flat_factor_, flat_extra_);
+                    flat_ok_ = flat_only_ && finite_factor;
+                }
+                const double s_lo = fast_s_lo_[k], s_hi = fast_s_hi_[k], w_lo = fast_w_lo_[k], w_hi = fast_w_hi_[k];
+                bool bounded = false;
+                detail::filter_bounds fb;
+                if (model_.directed) {
+                    // fill_bounds reads the filter's current key, which decide_element may have moved.
+                    if (filter_moved_) {
+                        detail::nonnegative_interval factor, extra;
+                        (void)filter_.flat_of(key_ref_, factor, extra);
+                        filter_moved_ = false;
+                    }
+                    filter_.fill_bounds(s_lo, s_hi, w_lo, w_hi, std::numeric_limits<double>::infinity(), judged);
+                    bounded = judged.usable;
+                    fb = judged.bounds;
+                } else if (flat_ok_ && std::isfinite(s_lo) && std::isfinite(s_hi) && std::isfinite(w_hi) &&
+                           w_lo >= 0) {
+                    const detail::nonnegative_interval b =
+                        flat_factor_ * detail::nonnegative_interval{w_lo, w_hi} + flat_extra_;
+                    if (std::isfinite(b.hi)) {
+                        fb = detail::make_filter_bounds(s_lo, s_hi, b, false);
+                        bounded = true;
+                    }
+                }
+                if (bounded && decide_bounded(result_value(values[k]), fb, k, ratios, out)) continue;
+            }
+            source_.facts(position + k, std::span<detail::element_facts>(facts_.data() + k, 1),
+                          std::span<std::size_t>(index_.data() + k, 1), nullptr);
+            decide_element(values, k, ratios, out);
+            filter_moved_ = true;
+        }
+    }
+
+private:
+    // Steps F2 (and with ratios F3) of result r against fb into out's slot k, as decide_by_filter decides a
+    // bound standard; false when undecided.
+    static bool decide_bounded(double r, const detail::filter_bounds& fb, std::size_t k, bool ratios,
+                               array_decisions& out) {
+        if (!ratios) {
+            const detail::filter_verdict v = detail::filter_decision(r, fb);
+            if (v == detail::filter_verdict::undecided) return false;
+            out.covered[k] = v == detail::filter_verdict::covered;
+            return true;
+        }
+        const detail::filter_outcome o = detail::filter_element(r, fb);
+        if (o.verdict == detail::filter_verdict::undecided) return false;
+        out.covered[k] = o.verdict == detail::filter_verdict::covered;
+        out.ratio_lo[k] = o.ratio_lo;
+        out.ratio_hi[k] = o.ratio_hi;
+        return true;
+    }
+
+    // One loaded element's decision (facts_[k], index_[k]) into out's slot k.
+    template <class T>
+    void decide_element(std::span<const T> values, std::size_t k, bool ratios, array_decisions& out) {
+        using tr = format_traits<T>;
+        using bits_t = typename tr::bits_type;
+        const format_info& f = tr::info;
+        const result_encoding<T> enc;
+        const bits_t sign_bit = enc.sign_bit;
+        filter_reference judged;
+        {
+            const bits_t bits = tr::to_bits(values[k]);
+            const bool finite = static_cast<bits_t>(bits & ~sign_bit) < enc.special;
             const detail::element_facts& e = facts_[k];
             bool built = false;
             if (e.usable) {
@@ -1749,25 +1855,10 @@ public:
                     std::isfinite(e.w_hi) && e.w_lo >= 0) {
                     const detail::nonnegative_interval b =
                         flat_factor_ * detail::nonnegative_interval{e.w_lo, e.w_hi} + flat_extra_;
-                    if (std::isfinite(b.hi)) {
-                        const detail::filter_bounds fb = detail::make_filter_bounds(e.s_lo, e.s_hi, b, false);
-                        const double r = result_value(values[k]);
-                        if (!ratios) {
-                            const detail::filter_verdict v = detail::filter_decision(r, fb);
-                            if (v != detail::filter_verdict::undecided) {
-                                out.covered[k] = v == detail::filter_verdict::covered;
-                                continue;
-                            }
-                        } else {
-                            const detail::filter_outcome o = detail::filter_element(r, fb);
-                            if (o.verdict != detail::filter_verdict::undecided) {
-                                out.covered[k] = o.verdict == detail::filter_verdict::covered;
-                                out.ratio_lo[k] = o.ratio_lo;
-                                out.ratio_hi[k] = o.ratio_hi;
-                                continue;
-                            }
-                        }
-                    }
+                    if (std::isfinite(b.hi) &&
+                        decide_bounded(result_value(values[k]), detail::make_filter_bounds(e.s_lo, e.s_hi, b, false),
+                                       k, ratios, out))
+                        return;
                 }
                 filter_.facts(key_ref_, e, judged);
             } else {
@@ -1775,7 +1866,7 @@ public:
                 built = true;
                 filter_.facts(scratch_, judged);
             }
-            if (judged.usable && finite && decide_by_filter(values, k, judged, model_, ratios, out)) continue;
+            if (judged.usable && finite && decide_by_filter(values, k, judged, model_, ratios, out)) return;
             ++out.exact_path;
             if (!built) materialize(index_[k], scratch_);
             const verdict v = evaluate(prepare(scratch_, model_, f), bits, false);
@@ -1784,13 +1875,14 @@ public:
         }
     }
 
-private:
+    bool same_key(const detail::element_facts& e) const noexcept {
+        return e.count == key_ref_.count && e.term_format == key_ref_.term_format && e.is_dot == key_ref_.is_dot &&
+               e.has_initial == key_ref_.has_initial && e.product_may_underflow == key_ref_.product_may_underflow &&
+               e.min_product_exponent == key_ref_.min_product_exponent;
+    }
     // The key fields into key_ref_ (what compute_flat and prepare()'s checks read); true when they changed.
     bool set_key(const detail::element_facts& e) {
-        if (e.count == key_ref_.count && e.term_format == key_ref_.term_format && e.is_dot == key_ref_.is_dot &&
-            e.has_initial == key_ref_.has_initial && e.product_may_underflow == key_ref_.product_may_underflow &&
-            e.min_product_exponent == key_ref_.min_product_exponent)
-            return false;
+        if (same_key(e)) return false;
         key_ref_.count = e.count;
         key_ref_.term_format = e.term_format;
         key_ref_.is_dot = e.is_dot;
@@ -1809,6 +1901,11 @@ private:
     std::vector<detail::element_facts> facts_;
     std::vector<std::size_t> index_;
     bool flat_only_ = false;               // the standard's bound is the flat factor·W + extra alone
+    bool fast_ = false;         // Step P4 (see fast())
+    bool filter_moved_ = true;  // filter_'s key may differ from key_ref_'s (decide_element ran since flat_of)
+    detail::element_facts fast_key_;
+    std::vector<double> fast_s_lo_, fast_s_hi_, fast_w_lo_, fast_w_hi_;
+    std::vector<std::uint8_t> fast_usable_;
     bool have_flat_ = false, flat_ok_ = false;  // the flat part of key_ref_'s key is below (flat_ok_: finite)
     detail::nonnegative_interval flat_factor_, flat_extra_;
 };
@@ -1828,9 +1925,11 @@ void decide_source(std::size_t n, bool ratios, source_decider& decider, Load&& l
     const detail::default_fp_environment environment;
     for (std::size_t position = 0; position < n; position += block) {
         const std::size_t count = std::min(block, n - position);
-        const std::span<const std::size_t> index = decider.load(position, count);
+        const std::span<const std::size_t> index =
+            decider.fast() ? decider.load_fast(position, count) : decider.load(position, count);
         load(index, values.data());
-        decider.decide_block(std::span<const T>(values.data(), count), ratios, d);
+        if (decider.fast()) decider.decide_block_fast(position, std::span<const T>(values.data(), count), ratios, d);
+        else decider.decide_block(std::span<const T>(values.data(), count), ratios, d);
         store(index, d);
     }
     exact_path_elements.fetch_add(d.exact_path, std::memory_order_relaxed);

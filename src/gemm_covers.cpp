@@ -11,6 +11,10 @@
 //          not fit, and every element of a per-element product are not enclosed here: covers() builds their reference.
 // Step P3  The filter and the exact path of covers() over arrays (covers.cpp, detail::element_source): the same
 //          decisions as covers() over to_array(), without building it.
+// Step P4  The fast path of bound standards (element_source::enclose): the levels and C0 summed exactly as in
+//          P1-P2, the far products not summed but bounded (|far part| <= F from the counts of far entries and the
+//          row's and column's tops), so s and W are enclosed with ±F and +F; what Steps F2-F3 leave undecided
+//          takes P1-P3.
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -136,6 +140,62 @@ exact_window::leading leading_of(detail::int128 v, int base) noexcept {
     return out;
 }
 
+// Step P4's exact sum of a wide element (binary64 terms: 5 levels of 21 bits and more, no far products): Σ v_k·2^sh_k,
+// |v_k| < 2^63, 0 <= sh_k <= 122, at most 33 terms, as one two's-complement integer of three 64-bit limbs (every
+// partial sum below 2^(122 + 63 + 6) = 2^191: no overflow), carries propagated at each add.
+class exact_sum192 {
+public:
+    static constexpr int max_shift = 122;
+    void add(std::int64_t v, int shift) noexcept {
+        const int q = shift >> 6;
+        const detail::int128 x = static_cast<detail::int128>(v) << (shift & 63);  // |x| < 2^126
+        const auto lo = static_cast<std::uint64_t>(x), hi = static_cast<std::uint64_t>(x >> 64);
+        const std::uint64_t ext = x < 0 ? ~std::uint64_t{0} : 0;  // x's sign extension above its two limbs
+        const detail::uint128 a = static_cast<detail::uint128>(limb_[q]) + lo;
+        limb_[q] = static_cast<std::uint64_t>(a);
+        const detail::uint128 b = static_cast<detail::uint128>(limb_[q + 1]) + hi + static_cast<std::uint64_t>(a >> 64);
+        limb_[q + 1] = static_cast<std::uint64_t>(b);
+        limb_[q + 2] += ext + static_cast<std::uint64_t>(b >> 64);  // limb 3 (q = 1) is beyond the value: ignored
+    }
+    void add_unsigned(std::uint64_t v, bool negative, int shift) noexcept {  // ±v·2^shift, v < 2^53 (C0)
+        add(negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v), shift);
+    }
+    // The value·2^base as sign and leading bits (exact_window::settle's form).
+    exact_window::leading settle(int base) const noexcept {
+        exact_window::leading out;
+        std::uint64_t w0 = limb_[0], w1 = limb_[1], w2 = limb_[2];
+        out.negative = (w2 >> 63) != 0;
+        if (out.negative) {  // two's complement of the three limbs
+            w0 = ~w0;
+            w1 = ~w1;
+            w2 = ~w2;
+            const detail::uint128 a = static_cast<detail::uint128>(w0) + 1;
+            w0 = static_cast<std::uint64_t>(a);
+            const detail::uint128 b = static_cast<detail::uint128>(w1) + static_cast<std::uint64_t>(a >> 64);
+            w1 = static_cast<std::uint64_t>(b);
+            w2 += static_cast<std::uint64_t>(b >> 64);
+        }
+        const std::uint64_t word[3] = {w0, w1, w2};
+        int h = 2;
+        while (h >= 0 && word[h] == 0) --h;
+        if (h < 0) return out;
+        out.zero = false;
+        if (h == 0) {
+            out.m = w0;
+            out.e = base;
+            return out;
+        }
+        const int lz = std::countl_zero(word[h]);
+        out.m = lz == 0 ? word[h] : (word[h] << lz) | (word[h - 1] >> (64 - lz));
+        out.e = base + 64 * h - lz;
+        out.sticky = (word[h - 1] << lz) != 0 || (h == 2 && w0 != 0);
+        return out;
+    }
+
+private:
+    std::uint64_t limb_[4] = {0, 0, 0, 0};
+};
+
 // Step P2: RD and RU in binary64 of (-1)^negative·(m + sticky·ε)·2^e, as superaccumulator::enclosure() gives them
 // (detail::encode, integer operations only). For a normal double (the usual case) in closed form: with m's top bit
 // set, the value lies in the binade of 2^(e + 63); M = m >> 11 are its 53 significant bits, inexact when the 11 bits
@@ -193,7 +253,182 @@ public:
         }
     }
 
+    // Step P4's key: every element enclose() encloses has n = K (+1 with C0) and no product below 2^emin.
+    bool key(detail::element_facts& e) const override {
+        if (!sliced_) return false;
+        e.is_dot = true;
+        e.has_initial = st_.has_c;
+        e.term_format = st_.f->id;
+        e.count = st_.k + (st_.has_c ? 1 : 0);
+        e.min_product_exponent = st_.f->emin;
+        e.product_may_underflow = false;
+        return true;
+    }
+
+    void enclose(std::size_t position, std::size_t count, const enclosure_block& out) const override {
+        const std::size_t m = st_.m, n = st_.n;
+        std::size_t i = position % m, j = position / m;
+        for (std::size_t k = 0; k < count; ++k) {
+            out.index[k] = i * n + j;
+            out.usable[k] = enclose_fast(i, j, out.s_lo[k], out.s_hi[k], out.w_lo[k], out.w_hi[k]) ? 1 : 0;
+            if (++i == m) {
+                i = 0;
+                ++j;
+            }
+        }
+    }
+
 private:
+    // Step P1's exact sums of one element from 2^base: its levels (s, and t unless null; the lowest at shift
+    // offset) and C0 (c, unless null), in one 128-bit integer each when narrow (every partial sum below
+    // 2^(top_shift + 69) <= 2^127: |level| < 2^63, at most 31 levels, |C0| < 2^53 at its shift), else in windows of
+    // digits_for(top_shift) digits (<= max_digits: the caller checks), into which add_far(ws, wt) adds the far
+    // products. vs and vt are the sums' leading bits (vt only with t).
+    template <class AddFar>
+    void sum_near(const std::int64_t* s, const std::int64_t* t, int offset, const detail::entry_parts* c, int base,
+                  int top_shift, bool narrow, AddFar&& add_far, exact_window::leading& vs,
+                  exact_window::leading& vt) const {
+        const int levels = st_.levels;
+        if (narrow) {
+            detail::int128 sum = 0, abs_sum = 0;
+            for (int lv = 0; lv < levels; ++lv) {
+                const int shift = offset + (levels - 1 - lv) * st_.w;
+                sum += static_cast<detail::int128>(s[lv]) << shift;
+                if (t != nullptr) abs_sum += static_cast<detail::int128>(t[lv]) << shift;
+            }
+            if (c != nullptr) {
+                const auto part = static_cast<detail::int128>(c->significand) << (c->exponent - base);
+                sum += c->negative ? -part : part;
+                abs_sum += part;
+            }
+            vs = leading_of(sum, base);
+            if (t != nullptr) vt = leading_of(abs_sum, base);
+            return;
+        }
+        const int digits = exact_window::digits_for(top_shift);
+        exact_window ws, wt;
+        ws.reset(base, digits);
+        wt.reset(base, digits);
+        for (int lv = 0; lv < levels; ++lv) {
+            const int shift = offset + (levels - 1 - lv) * st_.w;
+            ws.add(s[lv], shift);
+            if (t != nullptr) wt.add(t[lv], shift);
+        }
+        if (c != nullptr) {
+            ws.add_unsigned(c->significand, c->negative, c->exponent - base);
+            wt.add_unsigned(c->significand, false, c->exponent - base);
+        }
+        add_far(ws, wt);
+        vs = ws.settle();
+        if (t != nullptr) vt = wt.settle();
+    }
+
+    // Step P4 for element (i, j): s in [s_lo, s_hi], W in [w_lo, w_hi] without summing the far products. The near
+    // part (levels and C0) is summed exactly in one 128-bit integer and enclosed by its RD and RU (Steps P1-P2's
+    // usual case); the far part lies in [-F, F] for s and [0, F] for T, F the bound of far_bound(). False sends the
+    // element to facts() (Inf/NaN operands, a product that may lie below 2^emin: another key, a wide window).
+    bool enclose_fast(std::size_t i, std::size_t j, double& s_lo, double& s_hi, double& w_lo, double& w_hi) const {
+        const format_info& f = *st_.f;
+        if (!plain_row_[i] || !plain_col_[j]) return false;
+        const int ra = st_.row_min_exponent[i], cb = st_.col_min_exponent[j];
+        if (!(ra == INT_MAX || cb == INT_MAX || ra + cb >= f.emin)) return false;  // the key's min_product_exponent
+        const int levels = st_.levels;
+        const int top = st_.row_top[i] + st_.col_top[j];
+        const int low = top - (levels + 1) * st_.w;
+        int base = low, top_shift = (levels - 1) * st_.w;
+        detail::entry_parts c;
+        if (st_.has_c) c = detail::split_entry(f, st_.c[i * st_.n + j]);
+        if (c.special) return false;
+        const bool with_c = st_.has_c && c.significand != 0;
+        if (with_c) {
+            base = std::min(base, c.exponent);
+            top_shift = std::max(low + top_shift, c.exponent) - base;
+        }
+        if (exact_window::digits_for(top_shift) > exact_window::max_digits) return false;
+        double far = 0;
+        const std::size_t far_a = st_.far_a[i].size(), far_b = st_.far_b[j].size();
+        if (far_a + far_b > 0 && !far_bound(top, far_a, far_b, far)) return false;
+        const std::size_t at = (j * st_.m + i) * static_cast<std::size_t>(levels);
+        const std::int64_t* s = st_.s_levels.data() + at;
+        const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + at;
+        const int offset = low - base;
+        exact_window::leading vs, vt;
+        if (top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift) {
+            exact_sum192 sum;  // binary64 terms: 5 levels of about 21 bits
+            for (int lv = 0; lv < levels; ++lv) sum.add(s[lv], offset + (levels - 1 - lv) * st_.w);
+            if (with_c) sum.add_unsigned(c.significand, c.negative, c.exponent - base);
+            vs = sum.settle(base);
+        } else {
+            sum_near(s, nullptr, offset, with_c ? &c : nullptr, base, top_shift, top_shift <= narrow_top_shift,
+                     [](exact_window&, exact_window&) {}, vs, vt);
+        }
+        enclose_binary64(vs, s_lo, s_hi);
+        const double c_abs = with_c ? std::ldexp(static_cast<double>(c.significand), c.exponent) : 0.0;
+        if (t != nullptr) {
+            if (!enclose_levels(t, low, c_abs, w_lo, w_hi)) return false;
+            if (far > 0) w_hi = detail::next_up(w_hi + far);  // T's far part in [0, F]: W_hi + F rounded up
+        } else {
+            // Step S6's enclosure of T (it holds the far products too), then |C0| as in enclose().
+            double t_lo = 0, t_hi = 0;
+            if (!detail::t_enclosure(st_, i, j, t_lo, t_hi)) return false;
+            w_lo = with_c ? detail::next_down(t_lo + c_abs) : t_lo;
+            w_hi = with_c ? detail::next_up(t_hi + c_abs) : t_hi;
+        }
+        if (far > 0) {  // s's far part in [-F, F]
+            s_lo = signed_next_down(s_lo - far);
+            s_hi = signed_next_up(s_hi + far);
+        }
+        return true;
+    }
+
+    // Step P4's T: W = Σ_t t_t·2^(low + (levels - 1 - t)·w) + |C0| (every term >= 0) in binary64, not exactly:
+    // x_t = RN(t_t)·2^e_t (|t_t·2^e_t - x_t| <= u·x_t, u = 2^-53; the scaling is exact in the normal range the
+    // check below keeps) and c_abs (exact) summed left to right, ŵ = RN of each partial sum. With X = Σ x_t + c_abs,
+    // |W - X| <= u·X and |ŵ - X| <= γ_{n-1}·X (Higham §4.2, n <= 32 non-negative terms), so
+    // W/ŵ lies in [(1 - u)/(1 + γ_31), (1 + u)/(1 - γ_31)], inside [1 - 2^-45, 1 + 2^-45] (33u(1 + 32u) < 2^-47);
+    // each end is one RN, moved one step outward (next_down(RN(x)) <= x <= next_up(RN(x)) for x >= 0). False when a
+    // level's scale would leave the normal range or the sum could reach 2^1023 (the exact window then runs). Every
+    // product here and in far_bound is exact (a power-of-two scaling), so a contracted multiply-add rounds the same.
+    // C0 near the largest double may make ŵ infinite: then W is unusable and the element takes facts().
+    bool enclose_levels(const std::int64_t* t, int low, double c_abs, double& w_lo, double& w_hi) const noexcept {
+        const int levels = st_.levels;
+        if (low < -1022 || low + (levels - 1) * st_.w + 63 + 6 > 1023) return false;
+        double sum = c_abs;
+        for (int lv = levels - 1; lv >= 0; --lv) {
+            const int e = low + (levels - 1 - lv) * st_.w;  // a normal exponent: the check above
+            const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+            sum += static_cast<double>(t[lv]) * scale;
+        }
+        w_lo = detail::next_down(sum * (1 - 0x1p-45));
+        w_hi = detail::next_up(sum * (1 + 0x1p-45));
+        return true;
+    }
+
+    // Step P4's far bound: each far product of row i's far entries is a_far·b with |a_far| < 2^(E_i - s_A·w) (the
+    // bits below the last slice under E_i) and |b| < 2^F_j; each of column j's is a_near·b_far with |a_near| <= |a|
+    // < 2^E_i and |b_far| < 2^(F_j - s_B·w). So |far part of s| <= F = far_a·2^(top - s_A·w) + far_b·2^(top - s_B·w)
+    // (top = E_i + F_j), and T's far part, the sum of their magnitudes, lies in [0, F]. Both terms are exact doubles
+    // (integers below 2^32 times normal powers of two); their sum rounded up is F. False when a power of two would
+    // leave the normal range (the element then takes the exact window).
+    bool far_bound(int top, std::size_t far_a, std::size_t far_b, double& far) const noexcept {
+        const int ea = top - st_.sa * st_.w, eb = top - st_.sb * st_.w;
+        if (std::min(ea, eb) < -1022 + 32 || std::max(ea, eb) > 1023 - 64) return false;
+        far = detail::next_up(static_cast<double>(far_a) * std::ldexp(1.0, ea) +
+                              static_cast<double>(far_b) * std::ldexp(1.0, eb));
+        return true;
+    }
+
+    // Neighbours of a finite double of either sign (Step P4 widens s's ends, which may be negative): a value d
+    // that is RN(x) has next_down(d) < x and next_up(d) > x (RN picks the nearest, so x lies within half of the gap
+    // to either neighbour).
+    // Both zeros step to ±min_subnormal (next_up and next_down take +0.0 for them).
+    static double signed_next_up(double x) noexcept {
+        return x < 0 ? -detail::next_down(-x) : detail::next_up(x == 0 ? 0.0 : x);
+    }
+    static double signed_next_down(double x) noexcept {
+        return x > 0 ? detail::next_down(x) : -detail::next_up(x == 0 ? 0.0 : -x);
+    }
+
     // Steps P1 and P2 for element (i, j) of a sliced product.
     void enclose(std::size_t i, std::size_t j, detail::element_facts& e, const format_info* rounded) const {
         const format_info& f = *st_.f;
@@ -251,48 +486,21 @@ private:
         const int offset = low - base;
         const bool with_c = st_.has_c && c.significand != 0;
         exact_window::leading vs, vt;
-        if (terms == 0 && top_shift <= narrow_top_shift) {
-            // The usual case: every partial sum below 2^(top_shift + 69) <= 2^127 (|level| < 2^63, at most 31
-            // levels, |C0| < 2^53 at its shift): one 128-bit integer each.
-            detail::int128 sum = 0, abs_sum = 0;
-            for (int lv = 0; lv < levels; ++lv) {
-                const int shift = offset + (levels - 1 - lv) * st_.w;
-                sum += static_cast<detail::int128>(s[lv]) << shift;
-                if (t != nullptr) abs_sum += static_cast<detail::int128>(t[lv]) << shift;
-            }
-            if (with_c) {
-                const auto part = static_cast<detail::int128>(c.significand) << (c.exponent - base);
-                sum += c.negative ? -part : part;
-                abs_sum += part;
-            }
-            vs = leading_of(sum, base);
-            vt = leading_of(abs_sum, base);
-        } else {
-            const int digits = exact_window::digits_for(top_shift);
-            if (digits > exact_window::max_digits) return;
-            exact_window ws, wt;
-            ws.reset(base, digits);
-            wt.reset(base, digits);
-            for (int lv = 0; lv < levels; ++lv) {
-                const int shift = offset + (levels - 1 - lv) * st_.w;
-                ws.add(s[lv], shift);
-                if (t != nullptr) wt.add(t[lv], shift);
-            }
-            if (with_c) {
-                ws.add_unsigned(c.significand, c.negative, c.exponent - base);
-                wt.add_unsigned(c.significand, false, c.exponent - base);
-            }
-            for (std::size_t q = 0; q < terms; ++q) {
-                const auto lo = static_cast<std::uint64_t>(far[q].m), hi = static_cast<std::uint64_t>(far[q].m >> 64);
-                const int shift = far[q].e - base;
-                ws.add_unsigned(lo, far[q].negative, shift);
-                ws.add_unsigned(hi, far[q].negative, shift + 64);
-                wt.add_unsigned(lo, false, shift);
-                wt.add_unsigned(hi, false, shift + 64);
-            }
-            vs = ws.settle();
-            vt = wt.settle();
-        }
+        const bool narrow = terms == 0 && top_shift <= narrow_top_shift;
+        if (!narrow && exact_window::digits_for(top_shift) > exact_window::max_digits) return;
+        sum_near(s, t, offset, with_c ? &c : nullptr, base, top_shift, narrow,
+                 [&](exact_window& ws, exact_window& wt) {
+                     for (std::size_t q = 0; q < terms; ++q) {  // each far product as two 64-bit halves
+                         const auto lo = static_cast<std::uint64_t>(far[q].m);
+                         const auto hi = static_cast<std::uint64_t>(far[q].m >> 64);
+                         const int shift = far[q].e - base;
+                         ws.add_unsigned(lo, far[q].negative, shift);
+                         ws.add_unsigned(hi, far[q].negative, shift + 64);
+                         wt.add_unsigned(lo, false, shift);
+                         wt.add_unsigned(hi, false, shift + 64);
+                     }
+                 },
+                 vs, vt);
         if (rounded != nullptr) {
             if (vs.zero) return;  // the sign of an exact zero needs the signed-zero state: the reference decides
             e.rn_bits = detail::encode(*rounded, vs.negative, vs.m, vs.e, vs.sticky, rounding::to_nearest_even);
@@ -363,6 +571,21 @@ void product_element_facts(const product_reference& product, std::span<element_f
     const default_fp_environment environment;  // Step S6's enclosure rounds to nearest, as covers() holds it
     source.facts(0, facts, index, rounded);
     for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = facts[k];
+}
+
+std::vector<element_enclosure> product_element_enclosures(const product_reference& product) {
+    const product_elements source(product);
+    const std::size_t size = source.size();
+    std::vector<element_enclosure> out(size);
+    element_facts key;
+    if (!source.key(key) || size == 0) return out;
+    std::vector<double> s_lo(size), s_hi(size), w_lo(size), w_hi(size);
+    std::vector<std::uint8_t> usable(size);
+    std::vector<std::size_t> index(size);
+    const default_fp_environment environment;  // Step P4 rounds to nearest, as covers() holds it
+    source.enclose(0, size, {s_lo.data(), s_hi.data(), w_lo.data(), w_hi.data(), usable.data(), index.data()});
+    for (std::size_t k = 0; k < size; ++k) out[index[k]] = {usable[k] != 0, s_lo[k], s_hi[k], w_lo[k], w_hi[k]};
+    return out;
 }
 
 }  // namespace detail

@@ -415,6 +415,118 @@ TEST(GemmCovers, PerElementProductsAndSharedBatches) {
     }
 }
 
+// Step P4, the fast path's enclosures: each element it encloses has s in [s_lo, s_hi] and W in [w_lo, w_hi] around
+// RD and RU of its reference's exact values (the far products bounded, not summed), on random products of every
+// kind, few slices (many far entries), C0, and float64 N(0, 1) data (nearly every element has far entries). Returns
+// how many elements the fast path enclosed and, in widened, how many of those have an enclosure of s wider than
+// [RD(s), RU(s)] (the far bound at work).
+std::size_t expect_fast_enclosures_contain(const product_reference& p, std::size_t& widened) {
+    const std::vector<detail::element_enclosure> fast = detail::product_element_enclosures(p);
+    std::size_t enclosed = 0;
+    for (std::size_t e = 0; e < fast.size(); ++e) {
+        if (!fast[e].usable) continue;
+        ++enclosed;
+        SCOPED_TRACE("element " + std::to_string(e));
+        const reference ref = p.element(e / p.cols(), e % p.cols());
+        const superaccumulator::binary64_enclosure s = ref.sum.enclosure(), t = ref.abs_sum.enclosure();
+        EXPECT_LE(fast[e].s_lo, s.lo);
+        EXPECT_GE(fast[e].s_hi, s.hi);
+        EXPECT_LE(fast[e].w_lo, t.lo);
+        EXPECT_GE(fast[e].w_hi, t.hi);
+        EXPECT_GE(fast[e].w_lo, 0.0);
+        if (fast[e].s_lo < s.lo || fast[e].s_hi > s.hi) ++widened;
+        if (::testing::Test::HasFailure()) return enclosed;
+    }
+    return enclosed;
+}
+
+TEST_P(GemmCoversEngine, FastEnclosuresContainTheExactValues) {
+    std::uint64_t seed = 6000;
+    std::size_t enclosed = 0, widened = 0;
+    for (const orc::term_mix mix : orc::all_term_mixes)
+        for (const int slices : {0, 1, 2}) {
+            SCOPED_TRACE("seed " + std::to_string(seed + 1) + ", " + orc::to_string(mix) + ", slices " +
+                         std::to_string(slices));
+            std::mt19937_64 rng(++seed);
+            for (const bool with_c : {false, true}) {
+                const std::size_t m = 7, k = 19, n = 6;
+                const auto a = orc::from_bits<double>(orc::random_terms(binary64_info, m * k, mix, rng));
+                const auto b = orc::from_bits<double>(orc::random_terms(binary64_info, k * n, mix, rng));
+                const auto c = orc::from_bits<double>(orc::random_terms(binary64_info, m * n, mix, rng));
+                const auto af = orc::from_bits<float>(orc::random_terms(binary32_info, m * k, mix, rng));
+                const auto bf = orc::from_bits<float>(orc::random_terms(binary32_info, k * n, mix, rng));
+                const product_reference p =
+                    with_c ? exact_matmul<double>(row_major<double>(a, m, k), row_major<double>(b, k, n),
+                                                  row_major<double>(c, m, n), sliced_options(slices))
+                           : exact_matmul<double>(row_major<double>(a, m, k), row_major<double>(b, k, n),
+                                                  sliced_options(slices));
+                enclosed += expect_fast_enclosures_contain(p, widened);
+                const product_reference pf =
+                    exact_matmul<float>(row_major<float>(af, m, k), row_major<float>(bf, k, n), sliced_options(slices));
+                enclosed += expect_fast_enclosures_contain(pf, widened);
+                if (::testing::Test::HasFailure()) return;
+            }
+        }
+    // float64 N(0, 1), 64 x 96 x 64: the planner's slices leave far bits in most rows; the fast path encloses
+    // every element, and a good share with the far bound.
+    std::mt19937_64 rng(++seed);
+    std::normal_distribution<double> normal(0, 1);
+    std::vector<double> a(64 * 96), b(96 * 64);
+    for (double& x : a) x = normal(rng);
+    for (double& x : b) x = normal(rng);
+    const product_reference p = exact_matmul<double>(row_major<double>(a, 64, 96), row_major<double>(b, 96, 64),
+                                                     sliced_options());
+    std::size_t gauss_widened = 0;
+    EXPECT_EQ(expect_fast_enclosures_contain(p, gauss_widened), 64u * 64u);
+    enclosed += 64 * 64;
+    widened += gauss_widened;
+    EXPECT_GT(enclosed, 5000u);
+    EXPECT_GT(widened, 100u);
+}
+
+// Step P4 on elements with far products: pairs a·b - a·b (s = 0 exactly) with 40-bit a and 13-bit b (a·b exact in
+// binary64, so B = n·u·T is a double) and one slice per side, so every a has far bits: results ±B are on the bound
+// and must be decided by the exact path (the fast path's far bound cannot decide them, nor can Step F2 on the exact
+// enclosure), one ulp beyond violate; every standard's verdicts equal the reference path's.
+TEST_P(GemmCoversEngine, FarProductsOnTheBoundTheExactPathDecides) {
+    const std::size_t m = 5, n = 4;
+    std::mt19937_64 rng(6100);
+    std::vector<double> a(m * 2), b(2 * n);
+    for (std::size_t i = 0; i < m; ++i) {
+        a[i * 2] = std::ldexp(static_cast<double>((std::uint64_t{1} << 39) | (rng() & ((std::uint64_t{1} << 39) - 1))),
+                              -39 + static_cast<int>(i));
+        a[i * 2 + 1] = -a[i * 2];
+    }
+    for (std::size_t j = 0; j < n; ++j)
+        b[j] = b[n + j] = std::ldexp(static_cast<double>(4096 + (rng() & 4095)), -12 - static_cast<int>(j));
+    const product_reference p = exact_matmul<double>(row_major<double>(a, m, 2), row_major<double>(b, 2, n),
+                                                     sliced_options(1));
+    ASSERT_EQ(p.plan().method, matmul_method::sliced);
+    std::size_t widened = 0;
+    EXPECT_EQ(expect_fast_enclosures_contain(p, widened), m * n);
+    EXPECT_EQ(widened, m * n);  // every element has far products
+    const reference_array refs = p.to_array(1);
+    for (const int side : {1, -1})
+        for (const int beyond : {-1, 0, 1}) {
+            std::vector<double> results(m * n);
+            for (std::size_t e = 0; e < m * n; ++e) {
+                const double t = 2 * std::fabs(a[(e / n) * 2] * b[e % n]);  // exact: 53 bits
+                const double bound = 2 * 0x1p-53 * t;                      // exact
+                ASSERT_EQ(exactref::bound(refs.elements[e], any_order(), binary64_info), bound);
+                const double r = beyond > 0 ? std::nextafter(bound, 2 * bound)
+                                            : (beyond < 0 ? std::nextafter(bound, 0.0) : bound);
+                results[e] = side * r;
+            }
+            const std::uint64_t before = detail::covers_exact_path_count();
+            const array_verdict v = covers(std::span<const double>(results), p, any_order());
+            if (beyond == 0) EXPECT_GE(detail::covers_exact_path_count() - before, m * n);
+            EXPECT_EQ(v.covered, beyond <= 0);
+            EXPECT_EQ(v.violations, beyond > 0 ? m * n : 0u);
+            for (const char* name : {"any_order", "split_k:8", "directed:any_order", "any_order+fma"})
+                expect_same_verdicts(results, p, refs, parse_standard(name));
+        }
+}
+
 // Elements whose sum is exactly 0 (a cancelling pair per element, different magnitudes per element): B = n·u·T is a
 // double (n = 2, u = 2^-53, T = 2·c·2^e), so results ±B are on the bound — covered — and one ulp beyond is not. The
 // filter cannot decide them (Step F2's margins), so the exact path must have decided at least every planted one.
@@ -444,7 +556,8 @@ TEST(GemmCovers, PlantedOnTheBoundTheExactPathDecides) {
             EXPECT_GE(detail::covers_exact_path_count() - before, m * n);
             EXPECT_EQ(v.covered, beyond == 0);
             EXPECT_EQ(v.violations, beyond ? m * n : 0u);
-            expect_same_verdicts(results, p, refs, any_order());
+            for (const char* name : {"any_order", "split_k:8", "directed:any_order"})
+                expect_same_verdicts(results, p, refs, parse_standard(name));
         }
 }
 

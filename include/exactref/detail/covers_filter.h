@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "exactref/covers.h"
 #include "exactref/format.h"
@@ -60,6 +61,23 @@ public:
     virtual void facts(std::size_t position, std::span<element_facts> out, std::span<std::size_t> index,
                        const format_info* rounded) const = 0;
     virtual void materialize(std::size_t i, reference& out) const = 0;
+
+    /// The fast path of bound standards (docs/algorithms/covers-filter.md, Step P4): enclosures of s and W that
+    /// contain the exact values but need not be RD and RU (wider is sound: Steps F2-F3 need s in [s_lo, s_hi] and W
+    /// in [w_lo, w_hi] only). key() says whether the source has the path and fills the key fields (count, formats,
+    /// dot fields) that every element it encloses shares; enclose() fills, for positions position .. position +
+    /// count - 1, index[k] as facts() does and either usable[k] = 1 with the four enclosures or usable[k] = 0 (the
+    /// element then takes facts()). The caller holds a detail::default_fp_environment.
+    struct enclosure_block {
+        double* s_lo;
+        double* s_hi;
+        double* w_lo;
+        double* w_hi;
+        std::uint8_t* usable;
+        std::size_t* index;
+    };
+    virtual bool key(element_facts&) const { return false; }
+    virtual void enclose(std::size_t, std::size_t, const enclosure_block&) const {}
 };
 
 /// covers() over results[i] against element i of `source`: the verdict covers() over the same elements as a
@@ -81,6 +99,15 @@ void covers_flags(const format_info& format, std::span<const std::byte> results,
 /// reference).
 void product_element_facts(const product_reference& product, std::span<element_facts> out,
                            const format_info* rounded);
+
+/// Step P4's enclosures of a product's elements, as the fast path of covers() reads them (for tests: each must
+/// contain the exact s and W of element(i, j)): out[e] for element e (row-major), usable false where the fast path
+/// leaves the element to product_element_facts' path.
+struct element_enclosure {
+    bool usable = false;
+    double s_lo = 0, s_hi = 0, w_lo = 0, w_hi = 0;
+};
+std::vector<element_enclosure> product_element_enclosures(const product_reference& product);
 
 /// Elements of covers() over arrays (and covers_flags) whose verdict the exact path decided, since the process
 /// started, in all threads: the filter's undecided elements, non-finite results, -0.0, references it cannot enclose.
