@@ -737,7 +737,8 @@ TEST(CoversRows, TheWorstOfFloat64RowsComesFromTheCellsExactSums) {
     std::normal_distribution<double> normal;
     for (std::size_t r = 0; r < rows; r += 2)
         for (std::size_t c = 0; c < cols; ++c) {
-            const double v = r % 10 == 4 ? std::round(normal(rng) * 64) : normal(rng) * std::ldexp(1.0, int(rng() % 9) - 4);
+            const double g = normal(rng);  // then the scale: one order of the generator's calls in every build
+            const double v = r % 10 == 4 ? std::round(g * 64) : g * std::ldexp(1.0, static_cast<int>(rng() % 9) - 4);
             x[r * cols + c] = x[(r + 1) * cols + c] = v;
         }
     const er::compact_reference_array refs = er::sum_rows_compact(std::span<const double>(x), rows, cols, kept_models());
@@ -774,8 +775,9 @@ TEST(CoversRows, TheWorstOfFloat64RowsComesFromTheCellsExactSums) {
             ASSERT_EQ(v.worst_index, w.worst_index);
             ASSERT_EQ(v.message(), w.message());
             EXPECT_EQ(v.worst_index % 2, 0u) << "an exact tie: the first of the two equal rows";
-            // Before Step K4b every candidate took an exact ratio (hundreds here); now only near-equal ones do.
-            EXPECT_LE(exact_ratios, 4u) << v.message();
+            // Before Step K4b every candidate took an exact ratio (hundreds here); now only near-equal ones do (the
+            // integer rows' equal ratios among different pairs: a few dozen at most).
+            EXPECT_LE(exact_ratios, 32u) << v.message();
         }
     }
 }
