@@ -1088,6 +1088,29 @@ public:
     // when none is kept per element, +inf, so the flat bound of the structure decides (never tighter than the truth).
     void materialize(std::size_t i, reference& out) const { refs_.element(i, model_, out); }
 
+    // Step K4b: narrows the ratio enclosure [lo, hi] of a candidate for the worst element (a filter decision: r is
+    // finite and not -0.0) from its cell's exact s: e = |r - s| enclosed by RD and RU (integer operations), B by the
+    // filter's own [b_lo, b_hi], so F3's quotients are off by a few ulps of the ratio instead of by one ulp of s
+    // relative to B. False (nothing changed) without a usable cell or bound.
+    bool refine_ratio(std::size_t i, double r, double& lo, double& hi) {
+        if (model_.decides != rule::bound) return false;
+        filter_reference f;
+        if (!facts(i, f) || f.bounds.unbounded) return false;
+        double e_lo = 0, e_hi = 0;
+        if (!reader_.error_enclosure(i, r, e_lo, e_hi)) return false;
+        if (e_hi == 0) {  // r = s exactly (RU of |r - s| is 0 only for 0): the exact path's ratio is 0
+            lo = hi = 0;
+            return true;
+        }
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        const double b_lo = f.bounds.b_lo, b_hi = f.bounds.b_hi;
+        const double ratio_hi = b_lo > 0 ? detail::next_up(e_hi / b_lo) : inf;
+        const double ratio_lo = b_hi > 0 ? detail::next_down(e_lo / b_hi) : (e_lo > 0 ? inf : 0);
+        lo = std::max(lo, ratio_lo);
+        hi = std::min(hi, ratio_hi);
+        return true;
+    }
+
     // The filter's facts of element i; false sends it to the exact path.
     bool facts(std::size_t i, filter_reference& out) {
         out.usable = false;
@@ -1179,19 +1202,49 @@ public:
     // lanes, each marked with what the block filter may decide (kind 1 or 2) or leave to decide_fast (kind 0): a
     // result that is not finite or is -0.0, an unusable summary, a count the kernel's closed forms do not take
     // (>= 2^52) or for which decide_fast would not have a factor (n = 0 without one). Table mode asks factor_of,
-    // the same function decide_fast asks, so the lane's factor is decide_fast's.
+    // the same function decide_fast asks, so the lane's factor is decide_fast's. When every lane the kernel may
+    // decide has one count (row sums; Step K5a), the sub-block takes that count's factor once (the returned
+    // lane_factor) instead of a factor per lane.
+    struct lane_factor {
+        bool uniform = false;  // every kind-1 lane's factor is [f_lo, f_hi] with Step K3b's saturation_w
+        double f_lo = 0, f_hi = 0, saturation_w = 0;
+    };
     template <class T>
-    void fill_lanes(std::span<const T> block, std::size_t first, detail::compact_lanes& l) {
+    lane_factor fill_lanes(std::span<const T> block, std::size_t first, detail::compact_lanes& l) {
         using tr = format_traits<T>;
         using bits_t = typename tr::bits_type;
         using summary = compact_reference_array::filter_summary;
+        using source = detail::compact_lane_params::factor_source;
         const format_info& f = tr::info;
         const bits_t sign_bit = static_cast<bits_t>(bits_t{1} << (f.storage_bits - 1));
         const bits_t special = static_cast<bits_t>(static_cast<std::uint64_t>(f.special_exponent_field())
                                                    << (f.precision - 1));
         constexpr std::uint64_t closed_form_counts = std::uint64_t{1} << 52;  // lanes_from_count is exact below
-        const bool table = lane_params_.source == detail::compact_lane_params::factor_source::table;
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        const bool table = lane_params_.source == source::table;
+        const bool by_count = table || lane_params_.source == source::gamma;  // Step K5a may apply
         const summary* e = summaries_ + first;
+        // Step K5a: the factor of the lanes' one count so far (the count of the first kind-1 lane), as factor_of
+        // or zero_factor_ give it; `uniform` until a kind-1 lane of another count appears.
+        bool any = false, uniform = true;
+        std::uint64_t uniform_n = 0;
+        recent_count u;
+        auto factor_for = [&](std::uint64_t n) -> recent_count {
+            if (n == 0) return {0, zero_has_factor_, zero_factor_, zero_saturation_w_};
+            return factor_of(n);
+        };
+        auto set_table = [&](std::size_t k, const recent_count& slot) {
+            l.f_lo[k] = slot.factor.lo;
+            l.f_hi[k] = slot.factor.hi;
+            l.saturation_w[k] = slot.saturation_w;
+        };
+        // Table kinds (as decide_fast's branches): no factor, kind 2 unless a finite data bound (decide_fast's
+        // general path); n = 0 without a factor, kind 0.
+        auto table_kind = [&](std::uint64_t n, const recent_count& slot, std::size_t k) -> std::int64_t {
+            if (slot.has_factor) return 1;
+            if (n == 0) return 0;
+            return data_ != nullptr && data_[first + k] < inf ? 0 : 2;
+        };
         for (std::size_t k = 0; k < block.size(); ++k) {
             const bits_t bits = tr::to_bits(block[k]);
             const bits_t magnitude = static_cast<bits_t>(bits & ~sign_bit);
@@ -1204,33 +1257,52 @@ public:
             const std::uint64_t n = word & summary::count_mask;
             const bool eligible = magnitude < special && bits != sign_bit && !(word & summary::unusable);
             std::int64_t kind = eligible && n < closed_form_counts ? 1 : 0;
-            if (table && kind == 1) {
-                if (n == 0) {
-                    kind = zero_has_factor_ ? 1 : 0;
-                    l.f_lo[k] = zero_factor_.lo;
-                    l.f_hi[k] = zero_factor_.hi;
-                    l.saturation_w[k] = zero_saturation_w_;
-                } else {
-                    const recent_count& slot = factor_of(n);
-                    kind = slot.has_factor ? 1 : 2;
-                    // No finite factor but a finite data bound: decide_fast's general path (fill_bounds) decides.
-                    if (kind == 2 && data_ != nullptr && data_[first + k] < std::numeric_limits<double>::infinity())
-                        kind = 0;
-                    l.f_lo[k] = slot.factor.lo;
-                    l.f_hi[k] = slot.factor.hi;
-                    l.saturation_w[k] = slot.saturation_w;
+            if (by_count && kind == 1) {
+                if (!any) {
+                    any = true;
+                    uniform_n = n;
+                    u = factor_for(n);
+                } else if (uniform && n != uniform_n) {
+                    uniform = false;
+                    if (table)  // the lanes so far had the uniform factor: give them it per lane
+                        for (std::size_t j = 0; j < k; ++j) set_table(j, u);
+                }
+                if (table) {
+                    if (uniform) {
+                        kind = table_kind(n, u, k);
+                    } else {
+                        const recent_count slot = n == uniform_n ? u : factor_for(n);
+                        kind = table_kind(n, slot, k);
+                        set_table(k, slot);
+                    }
                 }
             }
             l.kind[k] = kind;
         }
+        lane_factor out;
+        if (!by_count || !any || !uniform) return out;
+        if (!table)  // gamma lanes take the table's kinds under the one count's factor
+            for (std::size_t k = 0; k < block.size(); ++k)
+                if (l.kind[k] == 1) l.kind[k] = table_kind(uniform_n, u, k);
+        out.uniform = true;
+        out.f_lo = u.factor.lo;
+        out.f_hi = u.factor.hi;
+        out.saturation_w = u.saturation_w;
+        return out;
     }
     // Step K5, the second pass: the block filter over lanes [0, count), at the given width (block_lanes()).
     void decide_lanes(int lanes, const detail::compact_lanes& in, std::size_t count, bool ratios,
-                      const detail::compact_lane_outputs& out) {
+                      const lane_factor& factor, const detail::compact_lane_outputs& out) {
         detail::compact_lane_params p = lane_params_;
         p.ratios = ratios;
         p.below_floor = below_floor_;
         p.skipped_ratio = below_floor;
+        if (factor.uniform) {
+            p.source = detail::compact_lane_params::factor_source::uniform;
+            p.f_lo = factor.f_lo;
+            p.f_hi = factor.f_hi;
+            p.saturation_w = factor.saturation_w;
+        }
         decide_lanes_at(lanes, in, count, p, out);
     }
 
@@ -1523,11 +1595,11 @@ void decide_compact_block(std::span<const T> block, std::size_t base, const stan
     std::array<std::uint8_t, detail::compact_lanes::capacity> decided;
     for (std::size_t sub = 0; sub < count; sub += detail::compact_lanes::capacity) {
         const std::size_t m = std::min(detail::compact_lanes::capacity, count - sub);
-        decider.fill_lanes(block.subspan(sub, m), base + sub, *in_lanes);
+        const auto factor = decider.fill_lanes(block.subspan(sub, m), base + sub, *in_lanes);
         const detail::compact_lane_outputs lane_out{out.covered.data() + sub,
                                                     ratios ? out.ratio_lo.data() + sub : nullptr,
                                                     ratios ? out.ratio_hi.data() + sub : nullptr, decided.data()};
-        decider.decide_lanes(lanes, *in_lanes, m, ratios, lane_out);
+        decider.decide_lanes(lanes, *in_lanes, m, ratios, factor, lane_out);
         for (std::size_t k = 0; k < m; ++k)
             if (!decided[k]) one(sub + k);
     }
@@ -1585,6 +1657,9 @@ struct worst_candidates {
         std::size_t prune_at = 1024;
         void add(std::size_t i, double lo, double hi) {
             floor = std::max(floor, lo);
+            keep(i, lo, hi);
+        }
+        void keep(std::size_t i, double lo, double hi) {
             if (hi < floor) return;
             entries.push_back({i, lo, hi});
             if (entries.size() < prune_at) return;
@@ -1597,12 +1672,26 @@ struct worst_candidates {
     side all, violated;
     std::uint64_t exact_path = 0;
 
-    void add(std::size_t i, bool covered, double lo, double hi) {
-        all.add(i, lo, hi);
-        if (covered) return;
-        ++violations;
-        if (first_violations.size() < 8) first_violations.push_back(i);
-        violated.add(i, lo, hi);
+    // Elements base .. base + count - 1 of a block: the block's floor first (a branch-free maximum), then the
+    // few elements that reach it, so the pass has no data-dependent branch per element. The entries kept are a
+    // superset of the final candidates as with element-by-element adds (the floor only rises).
+    void add_block(std::size_t base, std::size_t count, const std::uint8_t* covered, const double* lo,
+                   const double* hi) {
+        double floor = all.floor;
+        for (std::size_t k = 0; k < count; ++k) floor = floor < lo[k] ? lo[k] : floor;  // std::max
+        all.floor = floor;
+        std::size_t uncovered = 0;
+        for (std::size_t k = 0; k < count; ++k) {
+            uncovered += covered[k] == 0;
+            if (!(hi[k] < floor)) all.keep(base + k, lo[k], hi[k]);
+        }
+        if (uncovered == 0) return;
+        for (std::size_t k = 0; k < count; ++k) {
+            if (covered[k]) continue;
+            ++violations;
+            if (first_violations.size() < 8) first_violations.push_back(base + k);
+            violated.add(base + k, lo[k], hi[k]);
+        }
     }
 };
 
@@ -1620,7 +1709,7 @@ worst_candidates judge_compact(std::span<const T> results, const standard& model
         const std::size_t count = std::min(block, results.size() - base);
         decider.set_floor(w.all.floor);  // Step K4a: covered elements below it skip their ratio
         decide_compact_block(results.subspan(base, count), base, model, true, decider, d, scratch);
-        for (std::size_t k = 0; k < count; ++k) w.add(base + k, d.covered[k] != 0, d.ratio_lo[k], d.ratio_hi[k]);
+        w.add_block(base, count, d.covered.data(), d.ratio_lo.data(), d.ratio_hi.data());
     }
     w.exact_path = d.exact_path;
     exact_path_elements.fetch_add(d.exact_path, std::memory_order_relaxed);
@@ -1635,10 +1724,11 @@ void check_result_count(std::size_t results, std::size_t references) {
 }
 
 // The violations and the worst element of an array_verdict from the gathered candidates, as covers_many chooses it:
-// violations first, then the largest exact ratio, the first on ties. materialize(i, r) builds element i's reference.
-template <class T, class Materialize>
+// violations first, then the largest exact ratio, the first on ties. materialize(i, r) builds element i's reference;
+// refine(i, r, lo, hi) may narrow a candidate's ratio enclosure (Step K4b), keeping the exact ratio inside.
+template <class T, class Materialize, class Refine>
 void finish_worst(std::span<const T> results, const worst_candidates& w, const standard& model,
-                  Materialize&& materialize, array_verdict& out) {
+                  Materialize&& materialize, Refine&& refine, array_verdict& out) {
     using tr = format_traits<T>;
     out.violations = w.violations;
     out.first_violations = w.first_violations;
@@ -1650,9 +1740,15 @@ void finish_worst(std::span<const T> results, const worst_candidates& w, const s
     // exact ratios are not needed. The worst is still the largest exact ratio, the smallest index on ties. (Results
     // of the accumulation format itself, e.g. float64 sums of float64 terms, give many enclosures [0, ulp/B] that
     // reach the floor when B is a tight data bound: evaluated in index order, each cost an exact ratio.)
+    // Step K4b: each candidate's enclosure narrowed first, so that near-equal upper ends no longer tie (an
+    // enclosure only narrows, the exact ratio stays inside, so the order argument below holds as before).
     std::vector<worst_candidates::entry> candidates;
-    for (const worst_candidates::entry& e : among.entries)
-        if (!(e.hi < among.floor)) candidates.push_back(e);
+    const detail::default_fp_environment environment;  // refine's binary64 operations round to nearest
+    for (worst_candidates::entry e : among.entries) {
+        if (e.hi < among.floor) continue;
+        if (e.lo != e.hi) (void)refine(e.index, result_value(results[e.index]), e.lo, e.hi);
+        candidates.push_back(e);
+    }
     std::sort(candidates.begin(), candidates.end(), [](const worst_candidates::entry& a, const worst_candidates::entry& b) {
         return a.hi != b.hi ? a.hi > b.hi : a.index < b.index;
     });
@@ -1690,7 +1786,9 @@ array_verdict covers_compact(std::span<const T> results, const compact_reference
         out.worst.standard = model.name();
         return out;
     }
-    finish_worst(results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); }, out);
+    finish_worst(
+        results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); },
+        [&](std::size_t i, double r, double& lo, double& hi) { return decider.refine_ratio(i, r, lo, hi); }, out);
     return out;
 }
 
@@ -1965,8 +2063,10 @@ array_verdict covers_source(std::span<const T> results, const detail::element_so
             }
         });
     worst_candidates w;  // in index order, as covers_compact gathers them
-    for (std::size_t i = 0; i < n; ++i) w.add(i, all.covered[i] != 0, all.ratio_lo[i], all.ratio_hi[i]);
-    finish_worst(results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); }, out);
+    w.add_block(0, n, all.covered.data(), all.ratio_lo.data(), all.ratio_hi.data());
+    finish_worst(
+        results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); },
+        [](std::size_t, double, double&, double&) { return false; }, out);  // no exact s at hand
     return out;
 }
 

@@ -45,6 +45,7 @@ struct compact_lane_params {
         plain,  // (n - 1)·u, exact (any_order); count < 2^52
         gamma,  // γ_{n - 1} = k·u'/(1 - k·u'), u' = gamma_unit (directed:any_order; n = 0 has k = 0); count < 2^52
         table,  // f_lo, f_hi, saturation_w of the lane (the caller's factor_of)
+        uniform,  // f_lo, f_hi, saturation_w below for every lane (one count: Step K5a)
     };
     factor_source source = factor_source::plain;
     bool directed = false;      // Step K3b applies
@@ -54,6 +55,7 @@ struct compact_lane_params {
     double threshold_lo = 0;    // Step K3b: a lower bound of the saturation threshold
     double below_floor = 0;     // Step K4a's f2 (0: nothing skipped)
     double skipped_ratio = -1;  // the enclosure [-1, -1] of a skipped element (compact_decider::below_floor)
+    double f_lo = 0, f_hi = 0, saturation_w = 0;  // uniform: the factor of every kind-1 lane
 };
 
 /// What the kernel decided: decided[k] = 1 with covered[k] (and, with ratios, ratio_lo[k], ratio_hi[k]) written,
@@ -192,6 +194,10 @@ EXACTREF_LANES_INLINE void decide_lanes(const compact_lanes& in, std::size_t cou
                 saturation_w =
                     lanes_select<vi>(lanes_mask<vi>(f_hi <= 1.0), zero + p.threshold_lo * 0.25, limit);
             }
+        } else if (p.source == compact_lane_params::factor_source::uniform) {
+            f_lo = zero + p.f_lo;  // exact: 0 + x = x for x >= +0.0
+            f_hi = zero + p.f_hi;
+            saturation_w = zero + p.saturation_w;
         } else {
             std::memcpy(&f_lo, in.f_lo + base, sizeof f_lo);
             std::memcpy(&f_hi, in.f_hi + base, sizeof f_hi);

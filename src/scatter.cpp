@@ -572,44 +572,75 @@ const compact_reference_array::spill& compact_reference_array::reader::pair(cons
     return *last_->state.pair;
 }
 
+namespace {
+
+// RD and RU in binary64 of (negative ? -m : m)·2^exponent, with integer operations only (the encoding of a positive
+// double grows with its value).
+void enclose_scaled(bool negative, u128 m, int exponent, double& lo, double& hi) noexcept {
+    if (m == 0) {
+        lo = hi = 0;
+        return;
+    }
+    const int width = bit_width128(m);
+    const int top = exponent + width - 1;  // |value| in [2^top, 2^(top+1))
+    if (top >= binary64_info.emin && top <= binary64_info.emax) {
+        // A normal binary64 number: its 53 leading bits truncated (RZ of |value|), and one ulp more when bits were
+        // cut off.
+        const int cut = width - binary64_info.precision;
+        const u128 kept = cut > 0 ? m >> cut : m << -cut;
+        const bool inexact = cut > 0 && (m & ((u128{1} << cut) - 1)) != 0;
+        const std::uint64_t field = static_cast<std::uint64_t>(top + binary64_info.emax);
+        const std::uint64_t rz = (field << 52) | (static_cast<std::uint64_t>(kept) & ((std::uint64_t{1} << 52) - 1));
+        const double small = std::bit_cast<double>(rz), large = std::bit_cast<double>(rz + (inexact ? 1 : 0));
+        lo = negative ? -large : small;
+        hi = negative ? -small : large;
+        return;
+    }
+    const int shift = width > 64 ? width - 64 : 0;
+    const bool sticky = shift > 0 && (m & ((u128{1} << shift) - 1)) != 0;
+    const auto lead = static_cast<std::uint64_t>(m >> shift);
+    lo = std::bit_cast<double>(detail::encode(binary64_info, negative, lead, exponent + shift, sticky,
+                                              rounding::downward));
+    hi = std::bit_cast<double>(detail::encode(binary64_info, negative, lead, exponent + shift, sticky,
+                                              rounding::upward));
+}
+
+}  // namespace
+
 compact_reference_array::filter_facts compact_reference_array::reader::facts(std::size_t i) {
     filter_facts out;
     const cell& c = state(i);
     if (c.state & cell_spilled) return out;
     out.count = c.count;
-    auto enclose = [&](bool negative, u128 m, double& lo, double& hi) {
-        if (m == 0) {
-            lo = hi = 0;
-            return;
-        }
-        const int width = bit_width128(m);
-        const int top = c.exponent + width - 1;  // |value| in [2^top, 2^(top+1))
-        if (top >= binary64_info.emin && top <= binary64_info.emax) {
-            // A normal binary64 number: its 53 leading bits truncated (RZ of |value|), and one ulp more when bits were
-            // cut off; integer operations only (the encoding of a positive double grows with its value).
-            const int cut = width - binary64_info.precision;
-            const u128 kept = cut > 0 ? m >> cut : m << -cut;
-            const bool inexact = cut > 0 && (m & ((u128{1} << cut) - 1)) != 0;
-            const std::uint64_t field = static_cast<std::uint64_t>(top + binary64_info.emax);
-            const std::uint64_t rz = (field << 52) | (static_cast<std::uint64_t>(kept) & ((std::uint64_t{1} << 52) - 1));
-            const double small = std::bit_cast<double>(rz), large = std::bit_cast<double>(rz + (inexact ? 1 : 0));
-            lo = negative ? -large : small;
-            hi = negative ? -small : large;
-            return;
-        }
-        const int shift = width > 64 ? width - 64 : 0;
-        const bool sticky = shift > 0 && (m & ((u128{1} << shift) - 1)) != 0;
-        const auto lead = static_cast<std::uint64_t>(m >> shift);
-        lo = std::bit_cast<double>(detail::encode(binary64_info, negative, lead, c.exponent + shift, sticky,
-                                                  rounding::downward));
-        hi = std::bit_cast<double>(detail::encode(binary64_info, negative, lead, c.exponent + shift, sticky,
-                                                  rounding::upward));
-    };
     const i128 s = sum_of(c);
-    enclose(s < 0, s < 0 ? -static_cast<u128>(s) : static_cast<u128>(s), out.s_lo, out.s_hi);
-    enclose(false, abs_of(c), out.w_lo, out.w_hi);
+    enclose_scaled(s < 0, s < 0 ? -static_cast<u128>(s) : static_cast<u128>(s), c.exponent, out.s_lo, out.s_hi);
+    enclose_scaled(false, abs_of(c), c.exponent, out.w_lo, out.w_hi);
     out.usable = true;
     return out;
+}
+
+bool compact_reference_array::reader::error_enclosure(std::size_t i, double r, double& lo, double& hi) {
+    const cell& c = state(i);
+    if (c.state & cell_spilled) return false;
+    // r = ±m·2^q exactly (binary64: q >= -1074), s = sum·2^exponent; both over e0 = min(q, exponent), each below
+    // 2^125 there, so their difference fits a signed 128-bit word.
+    const auto bits = std::bit_cast<std::uint64_t>(r);
+    const auto field = static_cast<int>((bits >> 52) & 0x7ff);
+    if (field == 0x7ff) return false;
+    const std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
+    const std::uint64_t m = field == 0 ? fraction : fraction | (std::uint64_t{1} << 52);
+    const int q = (field == 0 ? 1 : field) - 1075;
+    const i128 s = sum_of(c);
+    const u128 s_magnitude = s < 0 ? -static_cast<u128>(s) : static_cast<u128>(s);
+    constexpr int fits = 125;
+    const int e0 = m == 0 ? c.exponent : s_magnitude == 0 ? q : std::min(q, c.exponent);  // a zero needs no shift
+    if (m != 0 && std::bit_width(m) + (q - e0) > fits) return false;
+    if (s_magnitude != 0 && bit_width128(s_magnitude) + (c.exponent - e0) > fits) return false;
+    const i128 r_scaled = m == 0 ? i128{0} : static_cast<i128>(u128{m} << (q - e0));
+    const i128 s_scaled = s_magnitude == 0 ? i128{0} : static_cast<i128>(s_magnitude << (c.exponent - e0)) * (s < 0 ? -1 : 1);
+    const i128 d = ((bits >> 63) != 0 ? -r_scaled : r_scaled) - s_scaled;
+    enclose_scaled(false, d < 0 ? -static_cast<u128>(d) : static_cast<u128>(d), e0, lo, hi);
+    return true;
 }
 
 // The filter summaries (covers.cpp, docs/algorithms/compact-reference-array.md): reader::facts of every element,

@@ -212,6 +212,10 @@ public:
         const cell& state(std::size_t i);
         const spill& pair(const cell& c) const;
         filter_facts facts(std::size_t i);
+        /// |r - s_i| enclosed in binary64 (RD and RU of the exact difference), from the cell's exact sum with
+        /// integer operations only (covers.cpp: the ratio of a candidate for the worst element). False for a
+        /// spilled element, a non-finite r, or when r and s_i over their common exponent need more than 125 bits.
+        bool error_enclosure(std::size_t i, double r, double& lo, double& hi);
         /// As compact_reference_array::nearest_bits.
         std::uint64_t nearest_bits(std::size_t i, const format_info& f, rounding mode);
 
