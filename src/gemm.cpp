@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include "blas_kernel.h"  // check_blas_kernel_setting: EXACTREF_BLAS_KERNEL
 #include "dot_kernels.h"
 #include "exactref/detail/uint128.h"
 #include "exactref/dot.h"
@@ -325,6 +326,7 @@ int slice_width(std::size_t k, bool paired) {
 // The engines the planner prices: the one forced by matmul_options::engine, else by EXACTREF_GEMM_ENGINE, else
 // binary64 and the best int8 level this CPU runs. A forced engine this CPU cannot run is an error, never a fallback.
 std::vector<gemm_engine> candidate_engines(gemm_engine requested) {
+    detail::check_blas_kernel_setting();  // a bad EXACTREF_BLAS_KERNEL (src/blas_kernel.h)
     if (requested == gemm_engine::automatic) {
         const char* env = std::getenv("EXACTREF_GEMM_ENGINE");
         const std::string value = env == nullptr ? "" : env;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "covers_filter.h"  // next_up, next_down (Step S6's outward rounding)
+#include "blas_kernel.h"  // blas_kernel(): the repair of the Prescott fallback, for matmul_engine()
 #include "gemm_state.h"
 
 namespace exactref::detail {
@@ -343,7 +344,12 @@ bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t 
 namespace exactref {
 
 std::string matmul_engine() {
-    return std::string(openblas_get_config()) + " (kernel: " + openblas_get_corename() + ")";
+    const detail::blas_kernel_state& st = detail::blas_kernel();
+    std::string out = std::string(openblas_get_config()) + " (kernel: " + openblas_get_corename();
+    if (!st.repaired.empty())
+        out += "; OpenBLAS chose " + st.chosen + ", its SSE3 fallback for a CPU it does not know, replaced by " +
+               st.repaired + "; EXACTREF_BLAS_KERNEL=keep keeps it";
+    return out + ")";
 }
 
 }  // namespace exactref

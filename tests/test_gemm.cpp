@@ -3,6 +3,7 @@
 // min_product_exponent — on random inputs of every kind, for the four formats; also far entries (bits below the last
 // slice), Inf/NaN, signed zeros, every storage order and stride, an existing output C0, and FP-environment
 // independence. The two methods must agree field by field with each other and with exactref::dot.
+#include <gmock/gmock.h>  // ThrowsMessage, HasSubstr: the error text of a bad EXACTREF_BLAS_KERNEL
 #include <gtest/gtest-spi.h>  // ScopedFakeTestPartResultReporter: the planted corruption must fail the comparison
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/blas_kernel.h"  // detail::blas_kernel, repair_blas_kernel: the Prescott fallback
 #include "exactref/dot.h"
 #include "exactref/gemm.h"
 #include "gemm_engines.h"
@@ -625,6 +627,66 @@ TEST(Gemm, EngineRunsTheForcedKernel) {
     std::string lower = engine;
     for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     EXPECT_NE(lower.find(std::string("kernel: ") + expected), std::string::npos) << engine;
+}
+
+// OpenBLAS 0.3.21 runs its SSE3 kernels (Prescott) on Intel CPUs it does not know (Emerald Rapids among them); the
+// library replaces that fallback by the kernel of the CPU's instruction sets when it loads (src/blas_kernel.h). In
+// the default run (no OPENBLAS_CORETYPE, no EXACTREF_BLAS_KERNEL) a CPU with AVX never runs Prescott's kernel.
+TEST(BlasKernel, ThePrescottFallbackIsNeverTheKernelOnACpuWithAvx) {
+    const detail::blas_kernel_state& st = detail::blas_kernel();
+    const std::string engine = matmul_engine();
+    RecordProperty("engine", engine);
+    if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("EXACTREF_BLAS_KERNEL") != nullptr)
+        GTEST_SKIP() << "a kernel or the repair is set from the environment: " << engine;
+    if (detail::fallback_blas_kernel().empty()) GTEST_SKIP() << "no AVX here: Prescott is this CPU's kernel";
+    EXPECT_EQ(engine.find("kernel: Prescott"), std::string::npos) << engine;
+    if (!st.repaired.empty()) {  // OpenBLAS did not know this CPU: the message says what was replaced
+        EXPECT_EQ(st.chosen, "Prescott");
+        EXPECT_EQ(st.repaired, detail::fallback_blas_kernel());
+        EXPECT_NE(engine.find("OpenBLAS chose Prescott, its SSE3 fallback for a CPU it does not know, replaced by " +
+                              st.repaired + "; EXACTREF_BLAS_KERNEL=keep keeps it)"),
+                  std::string::npos)
+            << engine;
+    }
+}
+
+// ctest blas_kernel_repair runs this under OPENBLAS_CORETYPE=Prescott (OpenBLAS loads on Prescott's kernel, as it
+// does on a CPU it does not know): the load-time repair leaves a forced kernel alone, the forced repair switches to
+// the CPU's kernel, restores the variable, and the slice GEMMs on the new kernel give the oracles' values.
+TEST(BlasKernel, TheRepairSwitchesKernelsAndTheProductsStayExact) {
+    const char* forced = std::getenv("OPENBLAS_CORETYPE");
+    if (forced == nullptr || std::string(forced) != "Prescott") GTEST_SKIP() << "runs under OPENBLAS_CORETYPE=Prescott";
+    if (detail::fallback_blas_kernel().empty()) GTEST_SKIP() << "no AVX here: nothing to repair";
+    EXPECT_TRUE(detail::blas_kernel().repaired.empty()) << "a forced kernel was replaced at load";
+    EXPECT_NE(matmul_engine().find("kernel: Prescott)"), std::string::npos) << matmul_engine();
+    std::mt19937_64 rng(4267);
+    const bits_matrix a = random_matrix(binary64_info, 37, 300, orc::term_mix::clustered, rng);
+    const bits_matrix b = random_matrix(binary64_info, 300, 29, orc::term_mix::cancelling, rng);
+    const matmul_options binary64{matmul_method::sliced, 1, 0, true, gemm_engine::binary64};
+    const product_reference before = exact_of(binary64_info, a, b, nullptr, binary64);
+    const std::string target = detail::fallback_blas_kernel();
+    EXPECT_EQ(detail::repair_blas_kernel(true), target);
+    EXPECT_NE(matmul_engine().find("kernel: " + target), std::string::npos) << matmul_engine();
+    EXPECT_STREQ(std::getenv("OPENBLAS_CORETYPE"), "Prescott");  // the environment as it was
+    EXPECT_EQ(detail::repair_blas_kernel(true), "");  // not Prescott any more: nothing to do
+    const product_reference after = exact_of(binary64_info, a, b, nullptr, binary64);
+    EXPECT_GT(after.plan().slices_a * after.plan().slices_b, 1) << after.plan().describe();
+    expect_product_matches_oracles(after, a, b, binary64_info, nullptr, 7);
+    expect_same_products(before, after);
+}
+
+// ctest blas_kernel_bad_value runs this under EXACTREF_BLAS_KERNEL=prescott: a value that is neither keep nor auto
+// is an error of every exact GEMM, naming the value and the valid spellings.
+TEST(BlasKernel, ABadSettingIsAnErrorThatNamesIt) {
+    const char* raw = std::getenv("EXACTREF_BLAS_KERNEL");
+    if (raw == nullptr || std::string(raw) != "prescott") GTEST_SKIP() << "runs under EXACTREF_BLAS_KERNEL=prescott";
+    const std::vector<double> x = {1, 2, 3, 4};
+    const auto a = row_major<double>(x, 2, 2);
+    EXPECT_THAT([&] { (void)exact_matmul(a, a); },
+                ::testing::ThrowsMessage<std::invalid_argument>(::testing::AllOf(
+                    ::testing::HasSubstr("EXACTREF_BLAS_KERNEL='prescott'"), ::testing::HasSubstr("'keep'"),
+                    ::testing::HasSubstr("'auto'"))));
+    EXPECT_TRUE(detail::blas_kernel().repaired.empty());
 }
 
 // The message of the exception f throws ("no exception" when it throws none).

@@ -12,3 +12,11 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
       ENVIRONMENT "OPENBLAS_CORETYPE=${core};EXACTREF_EXPECT_BLAS_KERNEL=${core_lower}" LABELS unit)
   endforeach()
 endif()
+
+# The repair of OpenBLAS's Prescott fallback (src/blas_kernel.h): under OPENBLAS_CORETYPE=Prescott the library loads
+# on Prescott's kernel as it does on a CPU OpenBLAS does not know; the test switches kernels and checks the products.
+# A bad EXACTREF_BLAS_KERNEL is an error that names it.
+add_test(NAME blas_kernel_repair COMMAND test_gemm --gtest_filter=BlasKernel.*)
+set_tests_properties(blas_kernel_repair PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott" LABELS unit)
+add_test(NAME blas_kernel_bad_value COMMAND test_gemm --gtest_filter=BlasKernel.*)
+set_tests_properties(blas_kernel_bad_value PROPERTIES ENVIRONMENT "EXACTREF_BLAS_KERNEL=prescott" LABELS unit)
