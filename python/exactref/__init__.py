@@ -25,7 +25,7 @@ import numpy as _np
 from . import _core
 from ._arrays import as_threads as _as_threads, asarray, host_array as _host_array
 from ._orders import fold_sum, kahan_sum, pairwise_sum, tree_height, tree_sum
-from ._products import dot, matmul
+from ._products import dot, matmul, matmul_engine
 from ._reference import Reference, ReferenceArray
 from ._scatter import add_at, bincount, cumsum, embedding_bag, index_add, scatter_add, segment_sum
 from ._standards import Standard, standard, structures as _structures
@@ -39,8 +39,8 @@ Sensitivity = _core.Sensitivity
 
 __all__ = [
     "Reference", "ReferenceArray", "Sensitivity", "Standard", "VacuousCheckWarning", "Verdict", "add_at", "asarray",
-    "bincount", "cumsum", "dot", "embedding_bag", "fold_sum", "index_add", "kahan_sum", "matmul", "pairwise_sum",
-    "scatter_add", "segment_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
+    "bincount", "cumsum", "dot", "embedding_bag", "fold_sum", "index_add", "kahan_sum", "matmul", "matmul_engine",
+    "pairwise_sum", "scatter_add", "segment_sum", "standard", "sum", "testing", "tree_height", "tree_sum", "ulp_error",
 ]
 
 del annotations  # the name the __future__ import binds; `from exactref import *` and dir(er) show the API only

@@ -275,6 +275,8 @@ def dot(x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(
 
 def matmul(a: Annotated[NDArray, dict(writable=False)], b: Annotated[NDArray, dict(writable=False)], c: Annotated[NDArray, dict(writable=False)] | None, as_dtype: str | None, method: str, threads: int) -> ReferenceList: ...
 
+def matmul_engine() -> str: ...
+
 def segment_sum(values: Annotated[NDArray, dict(writable=False)], segment_ids: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], num_segments: int, initial: Annotated[NDArray, dict(writable=False)] | None, as_dtype: str | None, threads: int = 0) -> ReferenceList:
     """
     Internal: exactref::segment_sum (ids outside [0, num_segments) dropped, as jax.ops.segment_sum).

@@ -168,3 +168,20 @@ def _matmul(a: Any, b: Any, c: Any, method: Any, op: str, names: tuple, threads:
     for axis in sorted(drop):
         index = index.squeeze(axis=axis)
     return Reference(refs, index, whole=True)  # every element once, in order: covers() judges the products in place
+
+
+def matmul_engine() -> str:
+    """The engine of er.matmul's slice GEMMs and the kernel it runs, as exactref::matmul_engine() says it.
+
+    Returns a string such as "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64 (kernel:
+    SkylakeX)": Debian's OpenBLAS, which exactref links (numpy's wheels carry their own and are not this one). Where
+    OpenBLAS 0.3.21 does not know the CPU (Emerald Rapids is one) it falls back to its SSE3 kernel, Prescott, and runs
+    DGEMM about 4.6x slower; exactref replaces that fallback when it is imported, and the string then says so
+    ("...; OpenBLAS chose Prescott, its SSE3 fallback for a CPU it does not know, replaced by Cooperlake; ...").
+    OPENBLAS_CORETYPE (set before the import) forces a kernel and EXACTREF_BLAS_KERNEL=keep keeps OpenBLAS's own
+    choice. The values of every reference are the same on every kernel (docs/gemm.md); only the time differs.
+
+        >>> er.matmul_engine()                       # e.g. on an AVX-512 CPU OpenBLAS knows
+        'OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64 (kernel: SkylakeX)'
+    """
+    return _core.matmul_engine()

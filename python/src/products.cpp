@@ -203,6 +203,7 @@ void bind_products(nb::module_& m) {
           nb::arg("structures"), nb::arg("threads"));
     m.def("matmul", &matmul_py, nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("as_dtype").none(),
           nb::arg("method"), nb::arg("threads"));
+    m.def("matmul_engine", &exactref::matmul_engine);
 }
 
 }  // namespace exactref::python

@@ -2,6 +2,7 @@
 standards, numpy's shape rules, and the errors for wrong shapes and dtypes."""
 
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -259,3 +260,26 @@ def test_unaligned_operands_read_like_their_contiguous_copies(name):
     assert list(r.exact.ravel()) == list(expected.exact.ravel())
     assert list(r.abs_sum.ravel()) == list(expected.abs_sum.ravel())
     assert list(er.dot(packed_field(a), packed_field(b)).exact.ravel()) == list(er.matmul(a, b).exact.ravel())
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def test_matmul_engine_names_the_blas_and_never_runs_the_sse3_fallback_on_an_avx_cpu():
+    # OpenBLAS 0.3.21 falls back to Prescott (SSE3) on Intel CPUs it does not know; exactref replaces that fallback
+    # at import (src/blas_kernel.h), unless the environment forces a kernel or keeps OpenBLAS's choice.
+    engine = er.matmul_engine()
+    assert engine.startswith("OpenBLAS ") and "(kernel: " in engine, engine
+    if os.environ.get("OPENBLAS_CORETYPE") is not None or os.environ.get("EXACTREF_BLAS_KERNEL") is not None:
+        pytest.skip(f"the kernel is set from the environment: {engine}")
+    if "avx" not in _cpu_flags():
+        pytest.skip("no AVX: Prescott is this CPU's kernel")
+    assert "(kernel: Prescott" not in engine, engine
