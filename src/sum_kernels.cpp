@@ -572,12 +572,24 @@ struct exponent_bins {
         bin[b >> L::frac_bits] += (b & L::frac_mask) | hidden;
     }
 
-    void add(const typename L::bits_type* x, std::size_t n, int low_field, int top_field) noexcept {
+    // `next` (the block Step F1 scans next) is prefetched a line per line of x: the bins' read-modify-writes are
+    // scalar and slow, so the next block's memory latency hides behind them instead of stalling the scan.
+    void add(const typename L::bits_type* x, std::size_t n, int low_field, int top_field,
+             const typename L::bits_type* next) noexcept {
+        constexpr std::size_t line = 64 / sizeof(typename L::bits_type);  // terms a cache line
+        static_assert(line % 2 == 0, "a line holds whole pairs");
         reach(std::max(low_field, 1), std::max(top_field, 1));
         if (in_copy[0] + (n + 1) / 2 > per_copy) spill();
         in_copy[0] += (n + 1) / 2;
         in_copy[1] += n / 2;
         std::size_t i = 0;
+        for (; i + line <= n; i += line) {
+            __builtin_prefetch(next + i);
+            for (std::size_t j = i; j < i + line; j += 2) {
+                add_term(bins[0], x[j]);
+                add_term(bins[1], x[j + 1]);
+            }
+        }
         for (; i + 2 <= n; i += 2) {
             add_term(bins[0], x[i]);
             add_term(bins[1], x[i + 1]);
@@ -654,7 +666,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         // Step F5: a block spanning more than two windows goes into the exponent bins in one pass.
         const auto low_field = static_cast<int>(s.min_nonzero_abs >> L::frac_bits);
         if (std::max(top_field, 1) - std::max(low_field, 1) > 2 * L::window + 1) {
-            bins.add(x, len, low_field, top_field);
+            bins.add(x, len, low_field, top_field, next);
             continue;
         }
         // Step F3: the window below the largest term (prefetching the next block, or this one again at the end).
