@@ -1947,8 +1947,8 @@ private:
         flat_ok_ = flat_only_ && finite_factor;
     }
 
-    // Step P5: the loaded block's enclosed elements with a finite result other than -0.0 decided by
-    // decide_lanes (covers_source_block.h) under the flat bound (lane_decided_[k] = 1 where it decided slot k); false, deciding
+    // Step P5: the loaded block's enclosed elements with a finite result other than -0.0 decided by decide_lanes
+    // (covers_source_block.h) under the flat bound (lane_decided_[k] = 1 where it decided slot k); false, deciding
     // nothing, when the block has no such element or the standard's bound is not the flat one.
     template <class T>
     bool decide_lanes_fast(std::span<const T> values, bool ratios, array_decisions& out) {

@@ -1,5 +1,5 @@
 // covers() over an exact matrix product without a reference per element (docs/algorithms/covers-filter.md, "Exact
-// matrix products", Steps P1-P3).
+// matrix products", Steps P1-P5).
 //
 // Step P1  Per element (i, j) of a sliced product: s = Σ_t s_levels[t]·2^(E_i + F_j - (t + 2)·w) (+ C0(i, j)), and
 //          T likewise from t_levels (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits
@@ -15,6 +15,8 @@
 //          P1-P2, the far products not summed but bounded (|far part| <= F from the counts of far entries and the
 //          row's and column's tops), so s and W are enclosed with ±F and +F; what Steps F2-F3 leave undecided
 //          takes P1-P3.
+// Step P5  The producer's order (band_cursor: bands of 64 rows, column-major inside) and the usual element's
+//          enclosure written out per column run (enclose_run); covers.cpp decides the flat standards in vector lanes.
 #include <algorithm>
 #include <bit>
 #include <climits>

@@ -143,7 +143,8 @@ void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vecto
 /// Step S6's enclosure of T(i, j) = Σ_l |A(i, l)·B(l, j)| (finite products; C0 not included): 0 <= lo <= T <= hi,
 /// from t_hat(i, j) and |t_hat - T| <= γ_{K-1}·T with unit 2^-52 (any order, rounding mode, FMA). False when t_hat
 /// is not finite (never for p <= 24 data, kept as a guard). Needs the default floating-point environment (RN).
-inline bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t j, double& lo, double& hi) noexcept {
+inline bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t j, double& lo,
+                        double& hi) noexcept {
     // ozaki.md, Step S6: every |a|·|b| is exact in binary64 and >= 2^-298, so only the K - 1 additions round, each by
     // a factor 1 + δ with |δ| < 2^-52 in any rounding mode, and no partial sum underflows or overflows (< 2^289):
     // |t_hat - T| <= γ·T, γ = γ_{K-1} = g/(1 - g), g = (K - 1)·2^-52 (Higham, ASNA 2nd ed., §3.1, (3.5)). Then
