@@ -1848,7 +1848,7 @@ public:
             fast_w_lo_.resize(block + 8);
             fast_w_hi_.resize(block + 8);
             fast_usable_.resize(block + 8);
-            lanes_ = model.directed ? 0 : block_lanes();
+            lanes_ = block_lanes();
             if (lanes_ > 0) {
                 lane_r_.resize(block + 8);
                 lane_kind_.resize(block + 8);
@@ -1895,8 +1895,8 @@ public:
         using bits_t = typename tr::bits_type;
         const result_encoding<T> enc;
         filter_reference judged;
-        // Step P5: the flat branch below over vectors of lanes (the same operations, so the same decisions); what
-        // it leaves undecided, and every element it does not take, goes straight to facts() as below.
+        // Step P5: the two branches below over vectors of lanes (the same operations, so the same decisions); what
+        // they leave undecided, and every element they do not take, goes straight to facts() as below.
         const bool vectored = lanes_ > 0 && decide_lanes_fast(values, ratios, out);
         for (std::size_t k = 0; k < values.size(); ++k) {
             if (vectored) {
@@ -1943,13 +1943,13 @@ private:
         if (have_flat_ && same_key(fast_key_)) return;
         (void)set_key(fast_key_);
         have_flat_ = true;
-        const bool finite_factor = filter_.flat_of(key_ref_, flat_factor_, flat_extra_);
-        flat_ok_ = flat_only_ && finite_factor;
+        fast_factor_ = filter_.flat_of(key_ref_, flat_factor_, flat_extra_);
+        flat_ok_ = flat_only_ && fast_factor_;
     }
 
     // Step P5: the loaded block's enclosed elements with a finite result other than -0.0 decided by decide_lanes
     // (covers_source_block.h) under the flat bound (lane_decided_[k] = 1 where it decided slot k); false, deciding
-    // nothing, when the block has no such element or the standard's bound is not the flat one.
+    // nothing, when the block has no such element or no finite flat factor (or the standard is not flat or directed).
     template <class T>
     bool decide_lanes_fast(std::span<const T> values, bool ratios, array_decisions& out) {
         using tr = format_traits<T>;
@@ -1967,13 +1967,18 @@ private:
         }
         if (!any) return false;
         ensure_fast_flat();
-        if (!flat_ok_) return false;
+        // The flat standards, and directed rounding on the flat bound (fill_bounds with a finite factor, no data
+        // bound, no mixed: B = factor·W + extra once its saturation test passes).
+        if (!(flat_ok_ || (model_.directed && fast_factor_))) return false;
         detail::source_lane_params p;
         p.f_lo = flat_factor_.lo;
         p.f_hi = flat_factor_.hi;
         p.x_lo = flat_extra_.lo;
         p.x_hi = flat_extra_.hi;
         p.ratios = ratios;
+        p.directed = model_.directed;
+        p.grow_hi = detail::next_up(1 + flat_factor_.hi);  // (point(1) + total_factor_).hi: no mixed, so the factor
+        p.threshold_lo = filter_.threshold_lo();
         const detail::source_lanes in{lane_r_.data(),     fast_s_lo_.data(), fast_s_hi_.data(),
                                       fast_w_lo_.data(), fast_w_hi_.data(), lane_kind_.data()};
         const detail::source_lane_outputs decided{out.covered.data(), ratios ? out.ratio_lo.data() : nullptr,
@@ -2076,11 +2081,12 @@ private:
     detail::element_facts fast_key_;
     std::vector<double> fast_s_lo_, fast_s_hi_, fast_w_lo_, fast_w_hi_;
     std::vector<std::uint8_t> fast_usable_;
-    int lanes_ = 0;  // Step P5's lanes (block_lanes()); 0: the scalar branch (directed rounding, or tests)
+    int lanes_ = 0;  // Step P5's lanes (block_lanes()); 0: the scalar branch (tests)
     std::vector<double> lane_r_;
     std::vector<std::int64_t> lane_kind_;
     std::vector<std::uint8_t> lane_decided_;
     bool have_flat_ = false, flat_ok_ = false;  // the flat part of key_ref_'s key is below (flat_ok_: finite)
+    bool fast_factor_ = false;                  // the fast key's factor is finite (array_filter::flat_of)
     detail::nonnegative_interval flat_factor_, flat_extra_;
 };
 

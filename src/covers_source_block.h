@@ -1,5 +1,6 @@
 // Internal to src/covers.cpp: Step P4's decisions over vectors of W binary64 lanes (docs/algorithms/covers-filter.md,
-// Step P5): the flat branch of source_decider::decide_block_fast (B = factor·W + extra, then Steps F2-F3), compiled
+// Step P5): the flat branch of source_decider::decide_block_fast (B = factor·W + extra, then Steps F2-F3) and
+// fill_bounds' for directed rounding on it (the same B once no partial sum can saturate), compiled
 // for AVX-512, AVX2 and portable code as the compact arrays' block filter (covers_block.h) is, from its lane helpers.
 //
 // Every lane computes the operations the scalar branch computes (the interval product and sum of covers_filter.h,
@@ -31,11 +32,14 @@ struct source_lanes {
     const std::int64_t* kind;
 };
 
-/// The key's flat part B = factor·W + extra (array_filter::flat_of: enclosures of non-negative numbers) and whether
-/// Step F3's ratio is wanted.
+/// The key's flat part B = factor·W + extra (array_filter::flat_of: enclosures of non-negative numbers), whether
+/// Step F3's ratio is wanted, and for directed rounding fill_bounds' saturation test: grow_hi = next_up(1 + f_hi)
+/// (point(1) + factor) and the lower bound of the largest finite value it compares with.
 struct source_lane_params {
     double f_lo = 0, f_hi = 0, x_lo = 0, x_hi = 0;
     bool ratios = false;
+    bool directed = false;
+    double grow_hi = 0, threshold_lo = 0;
 };
 
 /// decided[k] = 1 with covered[k] (and with ratios ratio_lo[k], ratio_hi[k]) written, else 0 and nothing written.
@@ -68,7 +72,18 @@ EXACTREF_LANES_INLINE void decide_lanes(const source_lanes& in, std::size_t coun
         // Step F1: factor·[w_lo, w_hi] + extra, one RN per end moved outward (covers_filter.h's operator* and +).
         const vd m_lo = lanes_next_down<W>(p.f_lo * w_lo), m_hi = lanes_next_up<W>(p.f_hi * w_hi);
         const vd b_lo = lanes_next_down<W>(m_lo + p.x_lo), b_hi = lanes_next_up<W>(m_hi + p.x_hi);
-        const vi usable = finite & lanes_finite<W>(b_hi);  // b_hi >= 0 where finite: b_hi < inf
+        vi usable = finite & lanes_finite<W>(b_hi);  // b_hi >= 0 where finite: b_hi < inf
+        if (p.directed) {
+            // fill_bounds: no partial sum can pass max, (grow·(W + max(±s, 0))/2 + extra).hi <= threshold_lo for
+            // both signs, the upper ends of its interval operations (std::max(x, 0.0) as x < 0 ? 0.0 : x).
+            const vd up_s = lanes_select<vi>(lanes_mask<vi>(s_hi < 0), zero, s_hi);
+            const vd down_s = lanes_select<vi>(lanes_mask<vi>(-s_lo < 0), zero, -s_lo);
+            const vd positive = lanes_next_up<W>(lanes_next_up<W>(w_hi + up_s) * 0.5);
+            const vd negative = lanes_next_up<W>(lanes_next_up<W>(w_hi + down_s) * 0.5);
+            const vd grown_positive = lanes_next_up<W>(lanes_next_up<W>(p.grow_hi * positive) + p.x_hi);
+            const vd grown_negative = lanes_next_up<W>(lanes_next_up<W>(p.grow_hi * negative) + p.x_hi);
+            usable &= lanes_mask<vi>(grown_positive <= p.threshold_lo) & lanes_mask<vi>(grown_negative <= p.threshold_lo);
+        }
         // Step F2 (make_filter_bounds, filter_element).
         const vd covered_below = lanes_next_down<W>(b_lo), violated_above = lanes_next_up<W>(b_hi);
         const vd d1 = r - s_lo, d2 = s_hi - r;
