@@ -358,7 +358,15 @@ private:
         const bool column_simple = sliced_ && st_.t_enclosed && !st_.has_c && plain_col_[j] && st_.far_b[j].empty() &&
                                    (levels - 1) * w <= narrow_top_shift;
         const int ct = st_.col_top[j], cb = st_.col_min_exponent[j];
-        const std::int64_t* s = st_.s_levels.data() + (j * st_.m + i0) * static_cast<std::size_t>(levels);
+        const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);
+        const std::int64_t* s = st_.s_levels.data() + at;
+        if (j + 1 < st_.n) {  // the next column's run of this band: short runs are too short for the prefetchers
+            const std::size_t next = at + st_.m * static_cast<std::size_t>(levels), bytes = run * levels * 8;
+            for (std::size_t q = 0; q < bytes; q += 64) {
+                __builtin_prefetch(reinterpret_cast<const char*>(st_.s_levels.data() + next) + q);
+                if (!st_.t_enclosed) __builtin_prefetch(reinterpret_cast<const char*>(st_.t_levels.data() + next) + q);
+            }
+        }
         for (std::size_t r = 0; r < run; ++r, s += levels) {
             const std::size_t i = i0 + r, k = k0 + r;
             out.index[k] = i * st_.n + j;
