@@ -121,20 +121,17 @@ private:
 // The widest window the 128-bit case of Step P1 takes (see product_elements::enclose).
 constexpr int narrow_top_shift = 58;
 
-// Step P1's value v·2^base as sign and leading bits (exact_window::settle's form) from one 128-bit integer.
+// Step P1's value v·2^base as sign and leading bits (exact_window::settle's form) from one 128-bit integer, always
+// normalized (m's top bit set, which settle's form allows): one path for every magnitude, no branch on whether the
+// value reaches 2^64.
 exact_window::leading leading_of(detail::int128 v, int base) noexcept {
     exact_window::leading out;
     if (v == 0) return out;
     out.zero = false;
     out.negative = v < 0;
     const detail::uint128 magnitude = out.negative ? -static_cast<detail::uint128>(v) : static_cast<detail::uint128>(v);
-    const auto high = static_cast<std::uint64_t>(magnitude >> 64);
-    if (high == 0) {
-        out.m = static_cast<std::uint64_t>(magnitude);
-        out.e = base;
-        return out;
-    }
-    const int lz = std::countl_zero(high);
+    const auto high = static_cast<std::uint64_t>(magnitude >> 64), low = static_cast<std::uint64_t>(magnitude);
+    const int lz = high != 0 ? std::countl_zero(high) : 64 + std::countl_zero(low);  // < 128: magnitude != 0
     const detail::uint128 aligned = magnitude << lz;  // top bit at 127
     out.m = static_cast<std::uint64_t>(aligned >> 64);
     out.e = base + 64 - lz;
@@ -203,7 +200,7 @@ private:
 // set, the value lies in the binade of 2^(e + 63); M = m >> 11 are its 53 significant bits, inexact when the 11 bits
 // below or the sticky part are not zero, and the magnitude's RD is M·2^(e + 11), its RU the next encoding up (which
 // carries into the next binade, or to +inf above max, as the encoding's order does).
-void enclose_binary64(const exact_window::leading& v, double& lo, double& hi) noexcept {
+[[gnu::always_inline]] inline void enclose_binary64(const exact_window::leading& v, double& lo, double& hi) noexcept {
     if (v.zero) {
         lo = hi = 0.0;
         return;
