@@ -1835,12 +1835,13 @@ public:
     static constexpr std::size_t block = 4096;  // a block's facts (64 bytes each) and decisions stay in the caches
 
     source_decider(const detail::element_source& source, const standard& model, const format_info& result)
-        : source_(source), model_(model), result_(result), filter_(model, result), facts_(block), index_(block) {
+        : source_(source), model_(model), result_(result), filter_(model, result), index_(block) {
         key_ref_.count = std::numeric_limits<std::uint64_t>::max();  // no key yet
         flat_only_ = model.decides == rule::bound && !model.is_mixed() && !model.directed && !model.structured &&
                      !model.ftz;
         fast_ = model.decides == rule::bound && !model.is_mixed() && !model.structured && !model.ftz &&
                 source.key(fast_key_);
+        if (!fast_) facts_.resize(block);  // the fast path sizes it when an element first needs facts()
         if (fast_) {
             // Padded to whole vectors of 8 lanes (decide_lanes reads the last one whole).
             fast_s_lo_.resize(block + 8);
@@ -1929,6 +1930,7 @@ public:
                 }
                 if (bounded && decide_bounded(result_value(values[k]), fb, k, ratios, out)) continue;
             }
+            if (facts_.empty()) facts_.resize(block);  // 320 KB of fresh pages: only when an element needs them
             source_.facts(position + k, std::span<detail::element_facts>(facts_.data() + k, 1),
                           std::span<std::size_t>(index_.data() + k, 1), nullptr);
             decide_element(values, k, ratios, out);

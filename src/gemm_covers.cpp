@@ -476,8 +476,9 @@ private:
     bool far_bound(int top, std::size_t far_a, std::size_t far_b, double& far) const noexcept {
         const int ea = top - st_.sa * st_.w, eb = top - st_.sb * st_.w;
         if (std::min(ea, eb) < -1022 + 32 || std::max(ea, eb) > 1023 - 64) return false;
-        far = detail::next_up(static_cast<double>(far_a) * std::ldexp(1.0, ea) +
-                              static_cast<double>(far_b) * std::ldexp(1.0, eb));
+        // 2^ea and 2^eb are normal (the check above), so their encodings are the exponent fields alone.
+        const auto pow2 = [](int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); };
+        far = detail::next_up(static_cast<double>(far_a) * pow2(ea) + static_cast<double>(far_b) * pow2(eb));
         return true;
     }
 
