@@ -28,6 +28,7 @@
 #include "exactref/scatter.h"
 
 #include "covers_block.h"
+#include "covers_source_block.h"
 #include "covers_filter.h"
 
 namespace exactref {
@@ -591,21 +592,18 @@ std::atomic<std::uint64_t> exact_ratio_elements{0};  // candidates for the worst
 std::atomic<int> block_lanes_cap{8};  // detail::set_covers_block_lanes (tests); 0: no block filter
 
 // ---- Step K5: the block filter's versions (covers_block.h), one per instruction set, chosen once at run time ----
+// and of Step P5's kernel over a producer's elements (covers_source_block.h), overloaded on their inputs.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_COVERS_DISPATCH 1
-EXACTREF_TARGET_V4 void decide_lanes_v4(const detail::compact_lanes& in, std::size_t count,
-                                        const detail::compact_lane_params& p, const detail::compact_lane_outputs& out) {
+template <class In, class Params, class Out>
+EXACTREF_TARGET_V4 void decide_lanes_v4(const In& in, std::size_t count, const Params& p, const Out& out) {
     detail::decide_lanes<8>(in, count, p, out);
 }
-EXACTREF_TARGET_V3 void decide_lanes_v3(const detail::compact_lanes& in, std::size_t count,
-                                        const detail::compact_lane_params& p, const detail::compact_lane_outputs& out) {
+template <class In, class Params, class Out>
+EXACTREF_TARGET_V3 void decide_lanes_v3(const In& in, std::size_t count, const Params& p, const Out& out) {
     detail::decide_lanes<4>(in, count, p, out);
 }
 #endif
-void decide_lanes_portable(const detail::compact_lanes& in, std::size_t count, const detail::compact_lane_params& p,
-                           const detail::compact_lane_outputs& out) {
-    detail::decide_lanes<1>(in, count, p, out);
-}
 
 // The lanes the block filter runs with: the CPU's widest (EXACTREF_SIMD caps it), capped by the tests' setting;
 // 0 turns it off (compact_decider::decide_fast decides element by element).
@@ -623,14 +621,14 @@ int block_lanes() {
     return 1;
 }
 
-void decide_lanes_at(int lanes, const detail::compact_lanes& in, std::size_t count,
-                     const detail::compact_lane_params& p, const detail::compact_lane_outputs& out) {
+template <class In, class Params, class Out>
+void decide_lanes_at(int lanes, const In& in, std::size_t count, const Params& p, const Out& out) {
 #ifdef EXACTREF_COVERS_DISPATCH
     if (lanes == 8) return decide_lanes_v4(in, count, p, out);
     if (lanes == 4) return decide_lanes_v3(in, count, p, out);
 #endif
     (void)lanes;
-    decide_lanes_portable(in, count, p, out);
+    detail::decide_lanes<1>(in, count, p, out);
 }
 
 // What the flat part of B depends on besides the standard and the result format (compute_flat).
@@ -1677,21 +1675,44 @@ struct worst_candidates {
     // superset of the final candidates as with element-by-element adds (the floor only rises).
     void add_block(std::size_t base, std::size_t count, const std::uint8_t* covered, const double* lo,
                    const double* hi) {
+        add_each([base](std::size_t k) { return base + k; }, count, covered, lo, hi);
+    }
+
+    // The same for elements index[0 .. count - 1] in any order (a producer's order, Step P3): the candidates kept
+    // are those whose upper end reaches the final floor, a set that does not depend on the order (the floors are
+    // maxima and only rise), and first_violations stays the smallest indices of violations, in index order.
+    void add_indexed(const std::size_t* index, std::size_t count, const std::uint8_t* covered, const double* lo,
+                     const double* hi) {
+        add_each([index](std::size_t k) { return index[k]; }, count, covered, lo, hi);
+    }
+
+private:
+    template <class IndexOf>
+    void add_each(IndexOf&& index_of, std::size_t count, const std::uint8_t* covered, const double* lo,
+                  const double* hi) {
         double floor = all.floor;
         for (std::size_t k = 0; k < count; ++k) floor = floor < lo[k] ? lo[k] : floor;  // std::max
         all.floor = floor;
         std::size_t uncovered = 0;
         for (std::size_t k = 0; k < count; ++k) {
             uncovered += covered[k] == 0;
-            if (!(hi[k] < floor)) all.keep(base + k, lo[k], hi[k]);
+            if (!(hi[k] < floor)) all.keep(index_of(k), lo[k], hi[k]);
         }
         if (uncovered == 0) return;
         for (std::size_t k = 0; k < count; ++k) {
             if (covered[k]) continue;
             ++violations;
-            if (first_violations.size() < 8) first_violations.push_back(base + k);
-            violated.add(base + k, lo[k], hi[k]);
+            note_violation(index_of(k));
+            violated.add(index_of(k), lo[k], hi[k]);
         }
+    }
+
+    static constexpr std::size_t first_kept = 8;
+    // first_violations: the first_kept smallest indices seen, ascending.
+    void note_violation(std::size_t i) {
+        if (first_violations.size() == first_kept && i > first_violations.back()) return;
+        first_violations.insert(std::upper_bound(first_violations.begin(), first_violations.end(), i), i);
+        if (first_violations.size() > first_kept) first_violations.pop_back();
     }
 };
 
@@ -1814,18 +1835,26 @@ public:
     static constexpr std::size_t block = 4096;  // a block's facts (64 bytes each) and decisions stay in the caches
 
     source_decider(const detail::element_source& source, const standard& model, const format_info& result)
-        : source_(source), model_(model), result_(result), filter_(model, result), facts_(block), index_(block) {
+        : source_(source), model_(model), result_(result), filter_(model, result), index_(block) {
         key_ref_.count = std::numeric_limits<std::uint64_t>::max();  // no key yet
         flat_only_ = model.decides == rule::bound && !model.is_mixed() && !model.directed && !model.structured &&
                      !model.ftz;
         fast_ = model.decides == rule::bound && !model.is_mixed() && !model.structured && !model.ftz &&
                 source.key(fast_key_);
+        if (!fast_) facts_.resize(block);  // the fast path sizes it when an element first needs facts()
         if (fast_) {
-            fast_s_lo_.resize(block);
-            fast_s_hi_.resize(block);
-            fast_w_lo_.resize(block);
-            fast_w_hi_.resize(block);
-            fast_usable_.resize(block);
+            // Padded to whole vectors of 8 lanes (decide_lanes reads the last one whole).
+            fast_s_lo_.resize(block + 8);
+            fast_s_hi_.resize(block + 8);
+            fast_w_lo_.resize(block + 8);
+            fast_w_hi_.resize(block + 8);
+            fast_usable_.resize(block + 8);
+            lanes_ = block_lanes();
+            if (lanes_ > 0) {
+                lane_r_.resize(block + 8);
+                lane_kind_.resize(block + 8);
+                lane_decided_.resize(block + 8);
+            }
         }
     }
 
@@ -1867,17 +1896,16 @@ public:
         using bits_t = typename tr::bits_type;
         const result_encoding<T> enc;
         filter_reference judged;
+        // Step P5: the two branches below over vectors of lanes (the same operations, so the same decisions); what
+        // they leave undecided, and every element they do not take, goes straight to facts() as below.
+        const bool vectored = lanes_ > 0 && decide_lanes_fast(values, ratios, out);
         for (std::size_t k = 0; k < values.size(); ++k) {
-            const bits_t bits = tr::to_bits(values[k]);
-            if (fast_usable_[k] && static_cast<bits_t>(bits & ~enc.sign_bit) < enc.special && bits != enc.sign_bit) {
-                if (!have_flat_ || !same_key(fast_key_)) {
-                    // The key's flat part (and prepare()'s errors for it), as decide_element sets it: at the first
-                    // enclosed element, and again after an element of another key took decide_element.
-                    (void)set_key(fast_key_);
-                    have_flat_ = true;
-                    const bool finite_factor = filter_.flat_of(key_ref_, flat_factor_, flat_extra_);
-                    flat_ok_ = flat_only_ && finite_factor;
-                }
+            if (vectored) {
+                if (lane_decided_[k]) continue;
+            } else if (const bits_t bits = tr::to_bits(values[k]);
+                       fast_usable_[k] && static_cast<bits_t>(bits & ~enc.sign_bit) < enc.special &&
+                       bits != enc.sign_bit) {
+                ensure_fast_flat();
                 const double s_lo = fast_s_lo_[k], s_hi = fast_s_hi_[k], w_lo = fast_w_lo_[k], w_hi = fast_w_hi_[k];
                 bool bounded = false;
                 detail::filter_bounds fb;
@@ -1902,6 +1930,7 @@ public:
                 }
                 if (bounded && decide_bounded(result_value(values[k]), fb, k, ratios, out)) continue;
             }
+            if (facts_.empty()) facts_.resize(block);  // 320 KB of fresh pages: only when an element needs them
             source_.facts(position + k, std::span<detail::element_facts>(facts_.data() + k, 1),
                           std::span<std::size_t>(index_.data() + k, 1), nullptr);
             decide_element(values, k, ratios, out);
@@ -1910,6 +1939,56 @@ public:
     }
 
 private:
+    // The key's flat part (and prepare()'s errors for it), as decide_element sets it: at the first enclosed element
+    // of a block, and again after an element of another key took decide_element.
+    void ensure_fast_flat() {
+        if (have_flat_ && same_key(fast_key_)) return;
+        (void)set_key(fast_key_);
+        have_flat_ = true;
+        fast_factor_ = filter_.flat_of(key_ref_, flat_factor_, flat_extra_);
+        flat_ok_ = flat_only_ && fast_factor_;
+    }
+
+    // Step P5: the loaded block's enclosed elements with a finite result other than -0.0 decided by decide_lanes
+    // (covers_source_block.h) under the flat bound (lane_decided_[k] = 1 where it decided slot k); false, deciding
+    // nothing, when the block has no such element or no finite flat factor (or the standard is not flat or directed).
+    template <class T>
+    bool decide_lanes_fast(std::span<const T> values, bool ratios, array_decisions& out) {
+        using tr = format_traits<T>;
+        using bits_t = typename tr::bits_type;
+        const result_encoding<T> enc;
+        const std::size_t count = values.size();
+        bool any = false;
+        for (std::size_t k = 0; k < count; ++k) {
+            const bits_t bits = tr::to_bits(values[k]);
+            const bool take = fast_usable_[k] && static_cast<bits_t>(bits & ~enc.sign_bit) < enc.special &&
+                              bits != enc.sign_bit;
+            lane_kind_[k] = take ? 1 : 0;
+            lane_r_[k] = result_value(values[k]);
+            any = any || take;
+        }
+        if (!any) return false;
+        ensure_fast_flat();
+        // The flat standards, and directed rounding on the flat bound (fill_bounds with a finite factor, no data
+        // bound, no mixed: B = factor·W + extra once its saturation test passes).
+        if (!(flat_ok_ || (model_.directed && fast_factor_))) return false;
+        detail::source_lane_params p;
+        p.f_lo = flat_factor_.lo;
+        p.f_hi = flat_factor_.hi;
+        p.x_lo = flat_extra_.lo;
+        p.x_hi = flat_extra_.hi;
+        p.ratios = ratios;
+        p.directed = model_.directed;
+        p.grow_hi = detail::next_up(1 + flat_factor_.hi);  // (point(1) + total_factor_).hi: no mixed, so the factor
+        p.threshold_lo = filter_.threshold_lo();
+        const detail::source_lanes in{lane_r_.data(),     fast_s_lo_.data(), fast_s_hi_.data(),
+                                      fast_w_lo_.data(), fast_w_hi_.data(), lane_kind_.data()};
+        const detail::source_lane_outputs decided{out.covered.data(), ratios ? out.ratio_lo.data() : nullptr,
+                                                  ratios ? out.ratio_hi.data() : nullptr, lane_decided_.data()};
+        decide_lanes_at(lanes_, in, count, p, decided);
+        return true;
+    }
+
     // Steps F2 (and with ratios F3) of result r against fb into out's slot k, as decide_by_filter decides a
     // bound standard; false when undecided.
     static bool decide_bounded(double r, const detail::filter_bounds& fb, std::size_t k, bool ratios,
@@ -2004,7 +2083,12 @@ private:
     detail::element_facts fast_key_;
     std::vector<double> fast_s_lo_, fast_s_hi_, fast_w_lo_, fast_w_hi_;
     std::vector<std::uint8_t> fast_usable_;
+    int lanes_ = 0;  // Step P5's lanes (block_lanes()); 0: the scalar branch (tests)
+    std::vector<double> lane_r_;
+    std::vector<std::int64_t> lane_kind_;
+    std::vector<std::uint8_t> lane_decided_;
     bool have_flat_ = false, flat_ok_ = false;  // the flat part of key_ref_'s key is below (flat_ok_: finite)
+    bool fast_factor_ = false;                  // the fast key's factor is finite (array_filter::flat_of)
     detail::nonnegative_interval flat_factor_, flat_extra_;
 };
 
@@ -2046,24 +2130,15 @@ array_verdict covers_source(std::span<const T> results, const detail::element_so
     }
     const std::size_t n = results.size();
     source_decider decider(source, model, tr::info);
-    array_decisions all;
-    all.covered.assign(n, 0);
-    all.ratio_lo.assign(n, 0);
-    all.ratio_hi.assign(n, 0);
+    worst_candidates w;  // fed in the producer's order: add_indexed gathers what index order would
     decide_source<T>(
         n, true, decider,
         [&](std::span<const std::size_t> index, T* values) {
             for (std::size_t k = 0; k < index.size(); ++k) values[k] = results[index[k]];
         },
         [&](std::span<const std::size_t> index, const array_decisions& d) {
-            for (std::size_t k = 0; k < index.size(); ++k) {
-                all.covered[index[k]] = d.covered[k];
-                all.ratio_lo[index[k]] = d.ratio_lo[k];
-                all.ratio_hi[index[k]] = d.ratio_hi[k];
-            }
+            w.add_indexed(index.data(), index.size(), d.covered.data(), d.ratio_lo.data(), d.ratio_hi.data());
         });
-    worst_candidates w;  // in index order, as covers_compact gathers them
-    w.add_block(0, n, all.covered.data(), all.ratio_lo.data(), all.ratio_hi.data());
     finish_worst(
         results, w, model, [&](std::size_t i, reference& r) { decider.materialize(i, r); },
         [](std::size_t, double, double&, double&) { return false; }, out);  // no exact s at hand

@@ -151,6 +151,46 @@ EXACTREF_LANES_INLINE typename filter_lanes<W>::vd lanes_from_count(typename fil
     return (typename L::vd)(k | two52_bits) - 4503599627370496.0;
 }
 
+// Lanes [0, lanes) of two comparison masks as bytes 0 or 1 (a kernel's decided and covered flags).
+template <int W, class VI>
+EXACTREF_LANES_INLINE void lanes_store_flags(VI decided, VI covered, std::uint8_t* decided_out,
+                                             std::uint8_t* covered_out, std::size_t lanes) {
+    alignas(64) std::int64_t decided_lanes[W], covered_lanes[W];
+    std::memcpy(decided_lanes, &decided, sizeof decided);
+    std::memcpy(covered_lanes, &covered, sizeof covered);
+    for (std::size_t j = 0; j < lanes; ++j) {
+        decided_out[j] = static_cast<std::uint8_t>(decided_lanes[j] & 1);
+        covered_out[j] = static_cast<std::uint8_t>(covered_lanes[j] & 1);
+    }
+}
+
+// Lanes [0, lanes) of v into to[0 .. lanes - 1].
+template <int W, class V>
+EXACTREF_LANES_INLINE void lanes_store(double* to, V v, std::size_t lanes) {
+    std::memcpy(to, &v, (lanes == W ? W : lanes) * sizeof(double));
+}
+
+// Step F3 per lane (filter_element): e_hi = next_up(max(d1, d2)) >= |r - s| >= e_lo, and the quotients of the
+// outer ends moved outward, for lanes whose b_hi is finite; exact marks r = s (ratio 0, not applied here).
+template <int W>
+struct lanes_ratio {
+    using L = filter_lanes<W>;
+    typename L::vd e_hi, lo, hi;
+    typename L::vi exact;
+    EXACTREF_LANES_INLINE lanes_ratio(typename L::vd d1, typename L::vd d2, typename L::vd b_lo, typename L::vd b_hi) {
+        using vd = typename L::vd;
+        using vi = typename L::vi;
+        const vd zero = vd{} * 0, infs = zero + std::numeric_limits<double>::infinity();
+        const vd up = lanes_max<vi>(d1, d2);
+        exact = lanes_mask<vi>(up == 0);
+        e_hi = lanes_next_up<W>(up);
+        const vd e_lo = lanes_next_down<W>(lanes_max<vi>(lanes_max<vi>(zero, -d1), -d2));
+        hi = lanes_select<vi>(lanes_mask<vi>(b_lo > 0), lanes_next_up<W>(e_hi / b_lo), infs);
+        lo = lanes_select<vi>(lanes_mask<vi>(b_hi > 0), lanes_next_down<W>(e_lo / b_hi),
+                              lanes_select<vi>(lanes_mask<vi>(e_lo > 0), infs, zero));
+    }
+};
+
 // Step K5 over lanes [0, count) of `in`: see docs/algorithms/covers-filter.md. count is any size <= capacity;
 // the last partial vector reads lanes past count (the arrays are capacity long; their values are ignored).
 template <int W>
@@ -231,36 +271,22 @@ EXACTREF_LANES_INLINE void decide_lanes(const compact_lanes& in, std::size_t cou
         const vi decided_unbounded = unbounded & finite;
         const vi decided = decided_bounded | decided_unbounded;
         const vi covered_out = decided_unbounded | (decided_bounded & covered);
-        alignas(64) std::int64_t decided_lanes[W], covered_lanes[W];
-        std::memcpy(decided_lanes, &decided, sizeof decided);
-        std::memcpy(covered_lanes, &covered_out, sizeof covered_out);
         const std::size_t lanes = count - base < W ? count - base : W;
-        for (std::size_t j = 0; j < lanes; ++j) {
-            out.decided[base + j] = static_cast<std::uint8_t>(decided_lanes[j] & 1);
-            out.covered[base + j] = static_cast<std::uint8_t>(covered_lanes[j] & 1);
-        }
+        lanes_store_flags<W>(decided, covered_out, out.decided + base, out.covered + base, lanes);
         if (!p.ratios) continue;
         // Step F3, with Step K4a's skip for covered elements below the worst-candidate floor.
-        const vd up = lanes_max<vi>(d1, d2);
-        const vi exact = lanes_mask<vi>(up == 0);  // r = s: ratio 0
-        const vd e_hi = lanes_next_up<W>(up);
-        const vd e_lo = lanes_next_down<W>(lanes_max<vi>(lanes_max<vi>(zero, -d1), -d2));
+        const lanes_ratio<W> ratio(d1, d2, b_lo, b_hi);
+        const vi exact = ratio.exact;
+        const vd e_hi = ratio.e_hi;
         const vi skip = covered & lanes_mask<vi>(e_hi <= lanes_next_down<W>(p.below_floor * b_lo));
-        const vd ratio_hi = lanes_select<vi>(lanes_mask<vi>(b_lo > 0), lanes_next_up<W>(e_hi / b_lo), infs);
-        const vd ratio_lo = lanes_select<vi>(lanes_mask<vi>(b_hi > 0), lanes_next_down<W>(e_lo / b_hi),
-                                             lanes_select<vi>(lanes_mask<vi>(e_lo > 0), infs, zero));
+        const vd ratio_hi = ratio.hi, ratio_lo = ratio.lo;
         const vd skipped = zero + p.skipped_ratio;
         // The order of decide_fast: r = s first, then the skip, then the two quotients; unbounded lanes ratio 0.
         const vi zero_ratio = exact | unbounded;
         const vd lo = lanes_select<vi>(zero_ratio, zero, lanes_select<vi>(skip, skipped, ratio_lo));
         const vd hi = lanes_select<vi>(zero_ratio, zero, lanes_select<vi>(skip, skipped, ratio_hi));
-        if (lanes == W) {
-            std::memcpy(out.ratio_lo + base, &lo, sizeof lo);
-            std::memcpy(out.ratio_hi + base, &hi, sizeof hi);
-        } else {
-            std::memcpy(out.ratio_lo + base, &lo, lanes * sizeof(double));
-            std::memcpy(out.ratio_hi + base, &hi, lanes * sizeof(double));
-        }
+        lanes_store<W>(out.ratio_lo + base, lo, lanes);
+        lanes_store<W>(out.ratio_hi + base, hi, lanes);
     }
 }
 

@@ -1,5 +1,5 @@
 // covers() over an exact matrix product without a reference per element (docs/algorithms/covers-filter.md, "Exact
-// matrix products", Steps P1-P3).
+// matrix products", Steps P1-P5).
 //
 // Step P1  Per element (i, j) of a sliced product: s = Σ_t s_levels[t]·2^(E_i + F_j - (t + 2)·w) (+ C0(i, j)), and
 //          T likewise from t_levels (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits
@@ -15,6 +15,8 @@
 //          P1-P2, the far products not summed but bounded (|far part| <= F from the counts of far entries and the
 //          row's and column's tops), so s and W are enclosed with ±F and +F; what Steps F2-F3 leave undecided
 //          takes P1-P3.
+// Step P5  The producer's order (band_cursor: bands of 64 rows, column-major inside) and the usual element's
+//          enclosure written out per column run (enclose_run); covers.cpp decides the flat standards in vector lanes.
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -119,20 +121,17 @@ private:
 // The widest window the 128-bit case of Step P1 takes (see product_elements::enclose).
 constexpr int narrow_top_shift = 58;
 
-// Step P1's value v·2^base as sign and leading bits (exact_window::settle's form) from one 128-bit integer.
+// Step P1's value v·2^base as sign and leading bits (exact_window::settle's form) from one 128-bit integer, always
+// normalized (m's top bit set, which settle's form allows): one path for every magnitude, no branch on whether the
+// value reaches 2^64.
 exact_window::leading leading_of(detail::int128 v, int base) noexcept {
     exact_window::leading out;
     if (v == 0) return out;
     out.zero = false;
     out.negative = v < 0;
     const detail::uint128 magnitude = out.negative ? -static_cast<detail::uint128>(v) : static_cast<detail::uint128>(v);
-    const auto high = static_cast<std::uint64_t>(magnitude >> 64);
-    if (high == 0) {
-        out.m = static_cast<std::uint64_t>(magnitude);
-        out.e = base;
-        return out;
-    }
-    const int lz = std::countl_zero(high);
+    const auto high = static_cast<std::uint64_t>(magnitude >> 64), low = static_cast<std::uint64_t>(magnitude);
+    const int lz = high != 0 ? std::countl_zero(high) : 64 + std::countl_zero(low);  // < 128: magnitude != 0
     const detail::uint128 aligned = magnitude << lz;  // top bit at 127
     out.m = static_cast<std::uint64_t>(aligned >> 64);
     out.e = base + 64 - lz;
@@ -201,7 +200,7 @@ private:
 // set, the value lies in the binade of 2^(e + 63); M = m >> 11 are its 53 significant bits, inexact when the 11 bits
 // below or the sticky part are not zero, and the magnitude's RD is M·2^(e + 11), its RU the next encoding up (which
 // carries into the next binade, or to +inf above max, as the encoding's order does).
-void enclose_binary64(const exact_window::leading& v, double& lo, double& hi) noexcept {
+[[gnu::always_inline]] inline void enclose_binary64(const exact_window::leading& v, double& lo, double& hi) noexcept {
     if (v.zero) {
         lo = hi = 0.0;
         return;
@@ -220,7 +219,35 @@ void enclose_binary64(const exact_window::leading& v, double& lo, double& hi) no
     hi = std::bit_cast<double>(detail::encode(binary64_info, v.negative, v.m, v.e, v.sticky, rounding::upward));
 }
 
-// The elements of a product_reference for covers() (detail::element_source), row-major: flat index i·n + j.
+// The producer's order of a product's elements (element_source positions): rows in bands of band_rows (the last
+// band shorter), band b's positions from b·band_rows·n on, column-major inside it: element (i, j) of the band of
+// rows [r0, r0 + h) at r0·n + j·h + (i - r0). Every element has exactly one position. A block of 4096 positions is
+// 64 columns of a full band, so its level sums (column-major) come in runs of 64 elements and its results and C0
+// (row-major) in runs of 64 columns.
+struct band_cursor {
+    static constexpr std::size_t band_rows = 64;
+    std::size_t m, n, i, j, first, end;  // element (i, j) in the band of rows [first, end)
+    band_cursor(std::size_t position, std::size_t rows, std::size_t cols) : m(rows), n(cols) {
+        i = j = first = end = 0;
+        if (m == 0 || n == 0) return;
+        first = position / (band_rows * n) * band_rows;
+        end = std::min(first + band_rows, m);
+        const std::size_t within = position - first * n, h = end - first;
+        j = within / h;
+        i = first + within % h;
+    }
+    void advance() noexcept {
+        if (++i < end) return;
+        i = first;
+        if (++j < n) return;
+        j = 0;
+        first = end;
+        i = first;
+        end = std::min(first + band_rows, m);
+    }
+};
+
+// The elements of a product_reference for covers() (detail::element_source): flat index i·n + j (row-major).
 class product_elements final : public detail::element_source {
 public:
     explicit product_elements(const product_reference& p) : p_(p), st_(p.internal_state()) {
@@ -231,25 +258,23 @@ public:
         plain_col_.resize(st_.n);
         for (std::size_t i = 0; i < st_.m; ++i) plain_row_[i] = st_.special_a[i].empty();
         for (std::size_t j = 0; j < st_.n; ++j) plain_col_[j] = st_.special_b[j].empty();
+        row_simple_.resize(st_.m);
+        for (std::size_t i = 0; i < st_.m; ++i) row_simple_[i] = plain_row_[i] && st_.far_a[i].empty();
     }
 
     std::size_t size() const noexcept override { return st_.m * st_.n; }
 
     void materialize(std::size_t i, reference& out) const override { p_.element(i / st_.n, i % st_.n, out); }
 
-    // Column-major (position p is element (p mod m, p / m)): the level sums' own order, read as one stream.
+    // Positions in bands of band_rows rows (band_cursor), column-major inside a band: the level sums (column-major)
+    // are read in runs of a band's height, the results and C0 (row-major) in runs of a block's columns.
     void facts(std::size_t position, std::span<detail::element_facts> out, std::span<std::size_t> index,
                const format_info* rounded) const override {
-        const std::size_t m = st_.m, n = st_.n;
-        std::size_t i = position % m, j = position / m;
-        for (std::size_t k = 0; k < out.size(); ++k) {
-            index[k] = i * n + j;
-            if (sliced_) enclose(i, j, out[k], rounded);
+        band_cursor at(position, st_.m, st_.n);
+        for (std::size_t k = 0; k < out.size(); ++k, at.advance()) {
+            index[k] = at.i * st_.n + at.j;
+            if (sliced_) enclose(at.i, at.j, out[k], rounded);
             else out[k].usable = false;
-            if (++i == m) {
-                i = 0;
-                ++j;
-            }
         }
     }
 
@@ -266,15 +291,13 @@ public:
     }
 
     void enclose(std::size_t position, std::size_t count, const enclosure_block& out) const override {
-        const std::size_t m = st_.m, n = st_.n;
-        std::size_t i = position % m, j = position / m;
-        for (std::size_t k = 0; k < count; ++k) {
-            out.index[k] = i * n + j;
-            out.usable[k] = enclose_fast(i, j, out.s_lo[k], out.s_hi[k], out.w_lo[k], out.w_hi[k]) ? 1 : 0;
-            if (++i == m) {
-                i = 0;
-                ++j;
-            }
+        band_cursor at(position, st_.m, st_.n);
+        for (std::size_t k = 0; k < count;) {  // runs of rows of one column
+            const std::size_t run = std::min(count - k, at.end - at.i);
+            enclose_run(at.i, at.j, run, k, out);
+            k += run;
+            at.i += run - 1;
+            at.advance();
         }
     }
 
@@ -321,6 +344,46 @@ private:
         add_far(ws, wt);
         vs = ws.settle();
         if (t != nullptr) vt = wt.settle();
+    }
+
+    // Step P4 for rows i0 .. i0 + run - 1 of column j into slots k0 .. k0 + run - 1. The usual element (a plain
+    // row and column without far entries, no C0, Step S6's T, a narrow window) is enclose_fast's narrow case
+    // written out with the column's fields read once: the same exact sum, RD/RU and T enclosure, so the same
+    // numbers; any other element takes enclose_fast.
+    void enclose_run(std::size_t i0, std::size_t j, std::size_t run, std::size_t k0, const enclosure_block& out) const {
+        const int levels = st_.levels, w = st_.w, emin = st_.f->emin;
+        const bool column_simple = sliced_ && st_.t_enclosed && !st_.has_c && plain_col_[j] && st_.far_b[j].empty() &&
+                                   (levels - 1) * w <= narrow_top_shift;
+        const int ct = st_.col_top[j], cb = st_.col_min_exponent[j];
+        const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);
+        const std::int64_t* s = st_.s_levels.data() + at;
+        if (j + 1 < st_.n) {  // the next column's run of this band: short runs are too short for the prefetchers
+            const std::size_t next = at + st_.m * static_cast<std::size_t>(levels), bytes = run * levels * 8;
+            for (std::size_t q = 0; q < bytes; q += 64) {
+                __builtin_prefetch(reinterpret_cast<const char*>(st_.s_levels.data() + next) + q);
+                if (!st_.t_enclosed) __builtin_prefetch(reinterpret_cast<const char*>(st_.t_levels.data() + next) + q);
+            }
+        }
+        for (std::size_t r = 0; r < run; ++r, s += levels) {
+            const std::size_t i = i0 + r, k = k0 + r;
+            out.index[k] = i * st_.n + j;
+            const int ra = st_.row_min_exponent[i];
+            if (!column_simple || !row_simple_[i] || !(ra == INT_MAX || cb == INT_MAX || ra + cb >= emin)) {
+                out.usable[k] = enclose_fast(i, j, out.s_lo[k], out.s_hi[k], out.w_lo[k], out.w_hi[k]) ? 1 : 0;
+                continue;
+            }
+            const int low = st_.row_top[i] + ct - (levels + 1) * w;
+            detail::int128 sum = 0;
+            for (int lv = 0; lv < levels; ++lv) sum += static_cast<detail::int128>(s[lv]) << ((levels - 1 - lv) * w);
+            double s_lo, s_hi, w_lo = 0, w_hi = 0;
+            enclose_binary64(leading_of(sum, low), s_lo, s_hi);
+            const bool usable = detail::t_enclosure(st_, i, j, w_lo, w_hi);
+            out.s_lo[k] = s_lo;
+            out.s_hi[k] = s_hi;
+            out.w_lo[k] = w_lo;
+            out.w_hi[k] = w_hi;
+            out.usable[k] = usable ? 1 : 0;
+        }
     }
 
     // Step P4 for element (i, j): s in [s_lo, s_hi], W in [w_lo, w_hi] without summing the far products. The near
@@ -413,8 +476,9 @@ private:
     bool far_bound(int top, std::size_t far_a, std::size_t far_b, double& far) const noexcept {
         const int ea = top - st_.sa * st_.w, eb = top - st_.sb * st_.w;
         if (std::min(ea, eb) < -1022 + 32 || std::max(ea, eb) > 1023 - 64) return false;
-        far = detail::next_up(static_cast<double>(far_a) * std::ldexp(1.0, ea) +
-                              static_cast<double>(far_b) * std::ldexp(1.0, eb));
+        // 2^ea and 2^eb are normal (the check above), so their encodings are the exponent fields alone.
+        const auto pow2 = [](int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); };
+        far = detail::next_up(static_cast<double>(far_a) * pow2(ea) + static_cast<double>(far_b) * pow2(eb));
         return true;
     }
 
@@ -542,6 +606,7 @@ private:
     const product_reference::state& st_;
     bool sliced_ = false;
     std::vector<std::uint8_t> plain_row_, plain_col_;
+    std::vector<std::uint8_t> row_simple_;  // a plain row without far entries (enclose_run)
 };
 
 }  // namespace

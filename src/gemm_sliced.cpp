@@ -323,22 +323,6 @@ void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vecto
     st.plan.peak_bytes = std::max(st.plan.peak_bytes, peak);
 }
 
-bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t j, double& lo, double& hi) noexcept {
-    // ozaki.md, Step S6: every |a|·|b| is exact in binary64 and >= 2^-298, so only the K - 1 additions round, each by
-    // a factor 1 + δ with |δ| < 2^-52 in any rounding mode, and no partial sum underflows or overflows (< 2^289):
-    // |t_hat - T| <= γ·T, γ = γ_{K-1} = g/(1 - g), g = (K - 1)·2^-52 (Higham, ASNA 2nd ed., §3.1, (3.5)). Then
-    // 1 + γ = 1/(1 - g) and 1 - γ = (1 - 2g)/(1 - g): T in [t_hat·(1 - g), t_hat·(1 - g)/(1 - 2g)].
-    const double t = st.t_hat[j * st.m + i];
-    if (!(t >= 0 && t < std::numeric_limits<double>::infinity())) return false;
-    if (t == 0) {  // a sum of non-negative terms is 0 only when every term is
-        lo = hi = 0;
-        return true;
-    }
-    lo = next_down(t * st.t_below);  // st.t_below = 1 - g, st.t_above >= (1 - g)/(1 - 2g): build_t_estimate
-    hi = next_up(t * st.t_above);
-    return true;
-}
-
 }  // namespace exactref::detail
 
 namespace exactref {

@@ -255,6 +255,53 @@ TEST_P(GemmCoversEngine, OneTermFarEntriesAndBlockBoundaries) {
     check_random_product<float, float>(70, 3, 61, orc::term_mix::cancelling, false, sliced_options(), ++seed);
 }
 
+// Step P5: the producer's band order (bands of 64 rows, the last shorter, decision blocks of 4096 that cross
+// bands) gives the reference path's verdicts, violations, first violations and worst element, and the lane kernel
+// gives the same at every width (8, 4, 1 lanes; 0: the scalar branch), with the same flags and the same number of
+// exact-path elements (it decides what the scalar branch decides, no more and no less).
+TEST_P(GemmCoversEngine, BandsAndLaneWidthsGiveTheReferencePathsVerdicts) {
+    std::uint64_t seed = 7100;
+    const std::size_t m = 139, k = 5, n = 31;  // 4309 elements: bands of 64, 64 and 11 rows, two blocks
+    for (const orc::term_mix mix : {orc::term_mix::clustered, orc::term_mix::cancelling}) {
+        SCOPED_TRACE("seed " + std::to_string(seed + 1) + ", " + orc::to_string(mix));
+        std::mt19937_64 rng(++seed);
+        const auto a = orc::from_bits<float>(orc::random_terms(binary32_info, m * k, mix, rng));
+        const auto b = orc::from_bits<float>(orc::random_terms(binary32_info, k * n, mix, rng));
+        const product_reference p =
+            exact_matmul<float>(row_major<float>(a, m, k), row_major<float>(b, k, n), sliced_options());
+        const reference_array refs = p.to_array(1);
+        for (const char* name : {"any_order", "split_k:4", "tree:12", "any_order+fma", "directed:any_order"}) {
+            const standard model = parse_standard(name);
+            const std::vector<float> results = planted_results<float>(p, model, rng);
+            expect_same_verdicts(results, p, refs, model);  // at the default width
+            std::vector<std::uint64_t> exact_path;
+            array_verdict first;
+            std::vector<std::uint8_t> first_flags;
+            for (const int lanes : {8, 4, 1, 0}) {
+                SCOPED_TRACE("lanes " + std::to_string(lanes));
+                const int previous = detail::set_covers_block_lanes(lanes);
+                const std::uint64_t before = detail::covers_exact_path_count();
+                const array_verdict v = covers(std::span<const float>(results), p, model);
+                exact_path.push_back(detail::covers_exact_path_count() - before);
+                std::vector<std::uint8_t> flags(results.size(), 2);
+                detail::covers_flags(binary32_info, std::as_bytes(std::span<const float>(results)), p, model, flags);
+                detail::set_covers_block_lanes(previous);
+                if (lanes == 8) {
+                    first = v;
+                    first_flags = flags;
+                }
+                EXPECT_EQ(v.violations, first.violations);
+                EXPECT_EQ(v.first_violations, first.first_violations);
+                EXPECT_EQ(v.worst_index, first.worst_index);
+                EXPECT_EQ(v.message(), first.message());
+                EXPECT_EQ(flags, first_flags);
+                if (::testing::Test::HasFailure()) return;
+            }
+            for (const std::uint64_t count : exact_path) EXPECT_EQ(count, exact_path[0]) << name;
+        }
+    }
+}
+
 // Step S6 (ozaki.md): T of narrow terms is only enclosed, [T_lo, T_hi] about 2(K - 1)·2^-52 relative wide. Results
 // planted on the bound B = n·u·T and 1, 2 ulps either side, in binary64, for large K: verdicts must be those of the
 // reference path and of each element's exact decision, and both sides of the bound must occur. Data without

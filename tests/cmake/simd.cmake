@@ -16,8 +16,11 @@ foreach(level avx2 base)
   # structured bounds too).
   add_test(NAME simd_${level}.covers_block
            COMMAND test_covers_compact --gtest_filter=CoversCompact.BlockFilterAtEveryWidthDefers*:CoversCompact.BlockFilterAtEveryWidthFinds*:CoversRows.KeptStructuredBoundsAtEveryWidth*)
+  # Step P5's lanes over a product's elements (src/covers_source_block.h), the same three versions.
+  add_test(NAME simd_${level}.gemm_covers
+           COMMAND test_gemm_covers --gtest_filter=*BandsAndLaneWidthsGiveTheReferencePathsVerdicts*)
   set_tests_properties(simd_${level}.accumulator_random simd_${level}.fused_sum simd_${level}.structured
-                       simd_${level}.dot simd_${level}.covers_block
+                       simd_${level}.dot simd_${level}.covers_block simd_${level}.gemm_covers
                        PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=0.3" LABELS unit)
 endforeach()
 # A value of EXACTREF_SIMD other than avx2, base or empty is an error naming it (read once per process, so its own run).

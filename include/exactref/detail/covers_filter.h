@@ -49,9 +49,9 @@ struct element_facts {
 };
 
 /// The elements of an array of references held in compact form by their producer, visited in the producer's own
-/// order (its storage order: a product's level sums are column-major). facts() fills, for positions position ..
-/// position + out.size() - 1 of that order, index[k] (the element's index, each index in 0 .. size() - 1 exactly
-/// once over all positions) and out[k] (its facts); `rounded` is the result format when the standard compares
+/// order (a product's: bands of 64 rows, column-major inside; src/gemm_covers.cpp). facts() fills, for positions
+/// position .. position + out.size() - 1 of that order, index[k] (the element's index, each index in 0 .. size() - 1
+/// exactly once over all positions) and out[k] (its facts); `rounded` is the result format when the standard compares
 /// encodings (exact, faithful: rn/rd/ru_bits wanted), else nullptr. Elements it cannot enclose (usable = false) are
 /// built by materialize(i, out) into a freshly cleared `out`. Both const calls must be safe to make concurrently.
 class element_source {
@@ -117,9 +117,10 @@ std::uint64_t covers_exact_path_count() noexcept;
 std::uint64_t covers_exact_ratio_count() noexcept;
 
 /// For tests: caps the binary64 lanes of the block filter over compact arrays (docs/algorithms/covers-filter.md,
-/// Step K5): 8 (AVX-512, the default), 4 (AVX2), 1 (the portable version), 0 (off: the element-by-element fused
-/// filter decides every element). The CPU's widest version (after EXACTREF_SIMD) is the most that runs. Verdicts,
-/// ratio enclosures and both counters above are the same at every setting. Returns the previous cap; process-wide.
+/// Step K5; and Step P5's over a product's elements): 8 (AVX-512, the default), 4 (AVX2), 1 (the portable version), 0
+/// (off: the element-by-element fused filter decides every element). The CPU's widest version (after EXACTREF_SIMD)
+/// is the most that runs. Verdicts, ratio enclosures and both counters above are the same at every setting. Returns
+/// the previous cap; process-wide.
 int set_covers_block_lanes(int lanes) noexcept;
 
 }  // namespace exactref::detail
