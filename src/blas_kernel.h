@@ -4,7 +4,7 @@
 // 0.3.25 an Intel model it did not know fell back "hard" to Prescott, its SSE3 kernels (OpenBLAS issue #4267, fixed
 // by pull request #4268: the fallback now goes by the instruction sets, AVX-512 with BF16 -> Cooperlake, AVX-512 ->
 // SkylakeX, AVX2 -> Haswell, AVX -> Sandybridge). Emerald Rapids (family 6, model 207) is such a model: its DGEMM
-// ran at 15.6 GFLOP/s on Prescott's kernel and 69.7 on SkylakeX's (docs/performance.md, "The BLAS kernel"), and the
+// ran at 15.6 GFLOP/s on Prescott's kernel and 66-72 on SkylakeX's and Cooperlake's (docs/performance.md, "The BLAS kernel"), and the
 // exact GEMM's slice GEMMs are DGEMMs. The values never depend on the kernel (docs/algorithms/ozaki.md, Step S4).
 #pragma once
 #include <string>

@@ -659,6 +659,7 @@ TEST(BlasKernel, TheRepairSwitchesKernelsAndTheProductsStayExact) {
     if (detail::fallback_blas_kernel().empty()) GTEST_SKIP() << "no AVX here: nothing to repair";
     EXPECT_TRUE(detail::blas_kernel().repaired.empty()) << "a forced kernel was replaced at load";
     EXPECT_NE(matmul_engine().find("kernel: Prescott)"), std::string::npos) << matmul_engine();
+    SCOPED_TRACE("seed=4267");
     std::mt19937_64 rng(4267);
     const bits_matrix a = random_matrix(binary64_info, 37, 300, orc::term_mix::clustered, rng);
     const bits_matrix b = random_matrix(binary64_info, 300, 29, orc::term_mix::cancelling, rng);

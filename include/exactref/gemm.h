@@ -179,7 +179,7 @@ private:
 /// NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (kernel: zen)". OPENBLAS_CORETYPE (an OpenBLAS variable,
 /// read when the process starts) forces a kernel, e.g. Haswell, Sandybridge or Prescott; the values never depend on
 /// it (docs/gemm.md), only the time. OpenBLAS before 0.3.25 (Debian 12 ships 0.3.21) runs its SSE3 kernel,
-/// Prescott, on Intel CPUs it does not know (OpenBLAS issue #4267; Emerald Rapids is one: DGEMM 4.7x slower): when
+/// Prescott, on Intel CPUs it does not know (OpenBLAS issue #4267; Emerald Rapids is one: DGEMM 4.6x slower): when
 /// the library loads it replaces that fallback by the kernel upstream now picks from the instruction sets (Cooperlake,
 /// SkylakeX, Haswell or Sandybridge), unless OPENBLAS_CORETYPE is set or EXACTREF_BLAS_KERNEL=keep; the string then
 /// says so, e.g. "... (kernel: Cooperlake; OpenBLAS chose Prescott, its SSE3 fallback for a CPU it does not know,
