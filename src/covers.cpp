@@ -2231,6 +2231,7 @@ std::uint64_t covers_exact_ratio_count() noexcept { return exact_ratio_elements.
 int set_covers_block_lanes(int lanes) noexcept {
     return block_lanes_cap.exchange(lanes, std::memory_order_relaxed);
 }
+int covers_block_lanes() { return block_lanes(); }
 
 }  // namespace detail
 

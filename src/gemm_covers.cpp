@@ -1,5 +1,5 @@
 // covers() over an exact matrix product without a reference per element (docs/algorithms/covers-filter.md, "Exact
-// matrix products", Steps P1-P5).
+// matrix products", Steps P1-P6).
 //
 // Step P1  Per element (i, j) of a sliced product: s = Σ_t s_levels[t]·2^(E_i + F_j - (t + 2)·w) (+ C0(i, j)), and
 //          T likewise from t_levels (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits
@@ -17,11 +17,14 @@
 //          takes P1-P3.
 // Step P5  The producer's order (band_cursor: bands of 64 rows, column-major inside) and the usual element's
 //          enclosure written out per column run (enclose_run); covers.cpp decides the flat standards in vector lanes.
+// Step P6  The usual element's enclosure in 8 AVX-512 lanes (enclose_narrow_run_v4): the same 128-bit sum, leading
+//          bits, RD/RU and T enclosure in 64-bit integer and binary64 lanes, so the same numbers bit for bit.
 #include <algorithm>
 #include <bit>
 #include <climits>
 #include <cmath>    // std::ldexp
 #include <cstring>  // std::memcpy: results read from raw storage
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +37,17 @@
 #include "exactref/gemm.h"
 #include "covers_filter.h"  // next_up, next_down (Step S6: W = T + |C0| rounded outward)
 #include "gemm_state.h"
+#include "simd_targets.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#define EXACTREF_NARROW_RUN_LANES 1
+// GCC 12's avx512fintrin.h warns that its own _mm512_undefined_* values "may be used uninitialized" when inlined
+// (GCC bug 105593, fixed in GCC 13): a false positive of the header, silenced for it alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>  // Step P6's AVX-512 kernel
+#pragma GCC diagnostic pop
+#endif
 
 namespace exactref {
 
@@ -219,6 +233,140 @@ private:
     hi = std::bit_cast<double>(detail::encode(binary64_info, v.negative, v.m, v.e, v.sticky, rounding::upward));
 }
 
+// ---- Step P6: the usual element's enclosures of a run, element by element and in 8 AVX-512 lanes ----------------
+
+// Element k of a run (detail::narrow_run_input): whether the usual element's enclosure takes it (a plain row without
+// far entries whose products cannot lie below 2^emin: the key's min_product_exponent).
+bool narrow_run_takes(const detail::narrow_run_input& in, std::size_t k) noexcept {
+    const int ra = in.row_min_exponent[k], cb = in.col_min_exponent;
+    return in.row_simple[k] != 0 && (ra == INT_MAX || cb == INT_MAX || ra + cb >= in.emin);
+}
+
+// Element k's enclosures (Steps P1-P2's narrow case and Step S6's T), the element-by-element code.
+void narrow_run_element(const detail::narrow_run_input& in, std::size_t k, const detail::narrow_run_output& out) {
+    out.s_lo[k] = out.s_hi[k] = out.w_lo[k] = out.w_hi[k] = 0;
+    out.usable[k] = 0;
+    out.done[k] = narrow_run_takes(in, k) ? 1 : 0;
+    if (out.done[k] == 0) return;
+    const int levels = in.count_levels, w = in.w;
+    const std::int64_t* s = in.levels + k * static_cast<std::size_t>(levels);
+    detail::int128 sum = 0;
+    for (int lv = 0; lv < levels; ++lv) sum += static_cast<detail::int128>(s[lv]) << ((levels - 1 - lv) * w);
+    enclose_binary64(leading_of(sum, in.row_top[k] + in.low_offset), out.s_lo[k], out.s_hi[k]);
+    out.usable[k] = detail::t_enclosure_of(in.t_hat[k], in.t_below, in.t_above, out.w_lo[k], out.w_hi[k]) ? 1 : 0;
+}
+
+#ifdef EXACTREF_NARROW_RUN_LANES
+// Step P6 (docs/algorithms/covers-filter.md): narrow_run_element in 8 lanes, the same numbers. Per lane: the levels
+// gathered (stride count_levels), each one's 128-bit two's-complement value at its shift (low word v << sh, high word
+// v >> (64 - sh) arithmetic: the sign fill for sh = 0) added with a carry, as the scalar int128 sum; its magnitude
+// (negated as ~high:~low + 1 for a negative sum); leading_of's count of leading zeros (the high word's, else 64 plus
+// the low word's) and its top 64 bits and sticky bit with variable shifts, whose counts of 64 and more give 0 (so
+// (high << lz) | (low >> (64 - lz)) | (low << (lz - 64)) is the aligned top word for every lz in 0 .. 127);
+// enclose_binary64's closed form on them. A lane whose value is not a normal double (its biased exponent outside
+// 1 .. 2046: encode's cases) is recomputed by narrow_run_element. T's lanes are t_enclosure_of's operations:
+// the products t·t_below and t·t_above rounded to nearest as the scalar multiplications, next_down and next_up on
+// the encodings (0 for t = 0, next_up(inf) = inf).
+EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in, std::size_t count,
+                                              const detail::narrow_run_output& out) {
+    const int levels = in.count_levels;
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), all_ones = _mm512_set1_epi64(-1);
+    const __m512i sixty_four = _mm512_set1_epi64(64);
+    const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
+    const __m512i low_offset = _mm512_set1_epi64(in.low_offset + 1150);  // biased = low + 64 - lz + 63 + 1023
+    const __m512i int_max = _mm512_set1_epi64(INT_MAX), emin = _mm512_set1_epi64(in.emin);
+    const __m512i cb = _mm512_set1_epi64(in.col_min_exponent);
+    const __m512i significand = _mm512_set1_epi64((std::int64_t{1} << 52) - 1), below11 = _mm512_set1_epi64(0x7ff);
+    const __m512i sign = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::min());
+    const __m512i biased_min = _mm512_set1_epi64(1), biased_max = _mm512_set1_epi64(2046);
+    const __m512d inf = _mm512_set1_pd(std::numeric_limits<double>::infinity()), zero_d = _mm512_setzero_pd();
+    const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
+    const bool column_any = in.col_min_exponent == INT_MAX;
+    for (std::size_t k = 0; k < count; k += 8) {
+        const std::size_t left = count - k;
+        const __mmask8 live = left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
+        // narrow_run_takes
+        const __m512i simple = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(live, in.row_simple + k));
+        const __m512i ra = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, in.row_min_exponent + k));
+        __mmask8 exponent_ok = _mm512_cmpeq_epi64_mask(ra, int_max) |
+                               _mm512_cmpge_epi64_mask(_mm512_add_epi64(ra, cb), emin);
+        if (column_any) exponent_ok = 0xff;
+        const __mmask8 takes = live & _mm512_test_epi64_mask(simple, simple) & exponent_ok;
+        // The exact sum of the levels at their shifts, as (high, low) two's-complement words.
+        __m512i lo = zero, hi = zero;
+        const std::int64_t* base = in.levels + k * static_cast<std::size_t>(levels);
+        for (int lv = 0; lv < levels; ++lv) {
+            const int shift = (levels - 1 - lv) * in.w;  // 0 .. 58
+            const __m512i v = _mm512_mask_i64gather_epi64(zero, live, stride, base + lv, 8);
+            const __m512i x_lo = _mm512_sll_epi64(v, _mm_cvtsi32_si128(shift));
+            const __m512i x_hi = _mm512_sra_epi64(v, _mm_cvtsi32_si128(64 - shift));  // count 64: the sign fill
+            const __m512i sum_lo = _mm512_add_epi64(lo, x_lo);
+            const __mmask8 carry = _mm512_cmplt_epu64_mask(sum_lo, x_lo);
+            const __m512i sum_hi = _mm512_add_epi64(hi, x_hi);
+            hi = _mm512_mask_add_epi64(sum_hi, carry, sum_hi, one);
+            lo = sum_lo;
+        }
+        // leading_of: sign, magnitude, leading zeros, the top 64 bits and the sticky bit.
+        const __mmask8 negative = _mm512_cmplt_epi64_mask(hi, zero);
+        const __mmask8 low_zero = _mm512_cmpeq_epi64_mask(lo, zero);
+        const __m512i mag_lo = _mm512_mask_sub_epi64(lo, negative, zero, lo);
+        __m512i mag_hi = _mm512_mask_xor_epi64(hi, negative, hi, all_ones);
+        mag_hi = _mm512_mask_add_epi64(mag_hi, negative & low_zero, mag_hi, one);
+        const __mmask8 high_nonzero = _mm512_test_epi64_mask(mag_hi, mag_hi);
+        const __mmask8 is_zero = ~high_nonzero & _mm512_cmpeq_epi64_mask(mag_lo, zero);
+        const __m512i lz = _mm512_mask_blend_epi64(high_nonzero, _mm512_add_epi64(sixty_four, _mm512_lzcnt_epi64(mag_lo)),
+                                                   _mm512_lzcnt_epi64(mag_hi));
+        const __m512i top = _mm512_or_si512(
+            _mm512_or_si512(_mm512_sllv_epi64(mag_hi, lz), _mm512_srlv_epi64(mag_lo, _mm512_sub_epi64(sixty_four, lz))),
+            _mm512_sllv_epi64(mag_lo, _mm512_sub_epi64(lz, sixty_four)));
+        const __mmask8 sticky = _mm512_test_epi64_mask(_mm512_sllv_epi64(mag_lo, lz), _mm512_sllv_epi64(mag_lo, lz));
+        // enclose_binary64's closed form.
+        const __m512i row_top = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, in.row_top + k));
+        const __m512i biased = _mm512_sub_epi64(_mm512_add_epi64(row_top, low_offset), lz);
+        const __mmask8 normal = _mm512_cmpge_epi64_mask(biased, biased_min) & _mm512_cmple_epi64_mask(biased, biased_max);
+        const __m512i magnitude = _mm512_or_si512(_mm512_slli_epi64(biased, 52),
+                                                  _mm512_and_si512(_mm512_srli_epi64(top, 11), significand));
+        const __mmask8 inexact = sticky | _mm512_test_epi64_mask(top, below11);
+        const __m512i up = _mm512_mask_add_epi64(magnitude, inexact, magnitude, one);
+        __m512i s_lo = _mm512_mask_blend_epi64(negative, magnitude, _mm512_or_si512(sign, up));
+        __m512i s_hi = _mm512_mask_blend_epi64(negative, up, _mm512_or_si512(sign, magnitude));
+        const __mmask8 s_set = takes & ~is_zero;  // a zero sum, or a lane not taken: 0 and 0
+        s_lo = _mm512_maskz_mov_epi64(s_set, s_lo);
+        s_hi = _mm512_maskz_mov_epi64(s_set, s_hi);
+        // t_enclosure_of.
+        const __m512d t = _mm512_maskz_loadu_pd(live, in.t_hat + k);
+        const __mmask8 t_ok = takes & _mm512_cmp_pd_mask(t, zero_d, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
+        const __mmask8 t_positive = t_ok & _mm512_cmp_pd_mask(t, zero_d, _CMP_GT_OQ);
+        const __m512d below = _mm512_mul_pd(t, t_below), above = _mm512_mul_pd(t, t_above);
+        const __m512i below_bits = _mm512_castpd_si512(below), above_bits = _mm512_castpd_si512(above);
+        const __mmask8 below_positive = _mm512_cmp_pd_mask(below, zero_d, _CMP_GT_OQ);
+        const __m512i w_lo = _mm512_maskz_sub_epi64(t_positive & below_positive, below_bits, one);
+        const __mmask8 above_finite = _mm512_cmpneq_epi64_mask(above_bits, _mm512_castpd_si512(inf));
+        const __m512i w_hi = _mm512_maskz_mov_epi64(
+            t_positive, _mm512_mask_add_epi64(above_bits, above_finite, above_bits, one));
+        _mm512_mask_storeu_epi64(out.s_lo + k, live, s_lo);
+        _mm512_mask_storeu_epi64(out.s_hi + k, live, s_hi);
+        _mm512_mask_storeu_epi64(out.w_lo + k, live, w_lo);
+        _mm512_mask_storeu_epi64(out.w_hi + k, live, w_hi);
+        _mm512_mask_cvtepi64_storeu_epi8(out.usable + k, live, _mm512_maskz_mov_epi64(t_ok, one));
+        _mm512_mask_cvtepi64_storeu_epi8(out.done + k, live, _mm512_maskz_mov_epi64(takes, one));
+        // encode's cases (a sum beyond the normal doubles): element by element.
+        for (unsigned redo = takes & ~is_zero & ~normal; redo != 0; redo &= redo - 1)
+            narrow_run_element(in, k + static_cast<std::size_t>(std::countr_zero(redo)), out);
+    }
+}
+#endif
+
+// The run at the given lanes (detail::enclose_narrow_run).
+void enclose_narrow_run_at(int lanes, const detail::narrow_run_input& in, std::size_t count,
+                           const detail::narrow_run_output& out) {
+#ifdef EXACTREF_NARROW_RUN_LANES
+    if (lanes >= 8 && detail::host_simd_lanes() >= 8) return enclose_narrow_run_v4(in, count, out);
+#endif
+    (void)lanes;
+    for (std::size_t k = 0; k < count; ++k) narrow_run_element(in, k, out);
+}
+
 // The producer's order of a product's elements (element_source positions): rows in bands of band_rows (the last
 // band shorter), band b's positions from b·band_rows·n on, column-major inside it: element (i, j) of the band of
 // rows [r0, r0 + h) at r0·n + j·h + (i - r0). Every element has exactly one position. A block of 4096 positions is
@@ -250,7 +398,8 @@ struct band_cursor {
 // The elements of a product_reference for covers() (detail::element_source): flat index i·n + j (row-major).
 class product_elements final : public detail::element_source {
 public:
-    explicit product_elements(const product_reference& p) : p_(p), st_(p.internal_state()) {
+    explicit product_elements(const product_reference& p)
+        : p_(p), st_(p.internal_state()), lanes_(detail::covers_block_lanes()) {
         if (st_.plan.method != matmul_method::sliced || st_.levels <= 0) return;
         sliced_ = true;
         // Rows and columns without Inf/NaN entries: their elements are the level sums, the far parts and C0.
@@ -351,12 +500,10 @@ private:
     // written out with the column's fields read once: the same exact sum, RD/RU and T enclosure, so the same
     // numbers; any other element takes enclose_fast.
     void enclose_run(std::size_t i0, std::size_t j, std::size_t run, std::size_t k0, const enclosure_block& out) const {
-        const int levels = st_.levels, w = st_.w, emin = st_.f->emin;
+        const int levels = st_.levels, w = st_.w;
         const bool column_simple = sliced_ && st_.t_enclosed && !st_.has_c && plain_col_[j] && st_.far_b[j].empty() &&
                                    (levels - 1) * w <= narrow_top_shift;
-        const int ct = st_.col_top[j], cb = st_.col_min_exponent[j];
         const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);
-        const std::int64_t* s = st_.s_levels.data() + at;
         if (j + 1 < st_.n) {  // the next column's run of this band: short runs are too short for the prefetchers
             const std::size_t next = at + st_.m * static_cast<std::size_t>(levels), bytes = run * levels * 8;
             for (std::size_t q = 0; q < bytes; q += 64) {
@@ -364,25 +511,29 @@ private:
                 if (!st_.t_enclosed) __builtin_prefetch(reinterpret_cast<const char*>(st_.t_levels.data() + next) + q);
             }
         }
-        for (std::size_t r = 0; r < run; ++r, s += levels) {
-            const std::size_t i = i0 + r, k = k0 + r;
-            out.index[k] = i * st_.n + j;
-            const int ra = st_.row_min_exponent[i];
-            if (!column_simple || !row_simple_[i] || !(ra == INT_MAX || cb == INT_MAX || ra + cb >= emin)) {
-                out.usable[k] = enclose_fast(i, j, out.s_lo[k], out.s_hi[k], out.w_lo[k], out.w_hi[k]) ? 1 : 0;
-                continue;
-            }
-            const int low = st_.row_top[i] + ct - (levels + 1) * w;
-            detail::int128 sum = 0;
-            for (int lv = 0; lv < levels; ++lv) sum += static_cast<detail::int128>(s[lv]) << ((levels - 1 - lv) * w);
-            double s_lo, s_hi, w_lo = 0, w_hi = 0;
-            enclose_binary64(leading_of(sum, low), s_lo, s_hi);
-            const bool usable = detail::t_enclosure(st_, i, j, w_lo, w_hi);
-            out.s_lo[k] = s_lo;
-            out.s_hi[k] = s_hi;
-            out.w_lo[k] = w_lo;
-            out.w_hi[k] = w_hi;
-            out.usable[k] = usable ? 1 : 0;
+        for (std::size_t r = 0; r < run; ++r) out.index[k0 + r] = (i0 + r) * st_.n + j;
+        std::uint8_t done[band_cursor::band_rows] = {};  // run <= band_rows: a run lies in one band
+        if (column_simple) {
+            detail::narrow_run_input in;
+            in.levels = st_.s_levels.data() + at;
+            in.count_levels = levels;
+            in.w = w;
+            in.row_top = st_.row_top.data() + i0;
+            in.low_offset = st_.col_top[j] - (levels + 1) * w;
+            in.row_simple = row_simple_.data() + i0;
+            in.row_min_exponent = st_.row_min_exponent.data() + i0;
+            in.col_min_exponent = st_.col_min_exponent[j];
+            in.emin = st_.f->emin;
+            in.t_hat = st_.t_hat.data() + j * st_.m + i0;
+            in.t_below = st_.t_below;
+            in.t_above = st_.t_above;
+            enclose_narrow_run_at(lanes_, in, run,
+                                  {out.s_lo + k0, out.s_hi + k0, out.w_lo + k0, out.w_hi + k0, out.usable + k0, done});
+        }
+        for (std::size_t r = 0; r < run; ++r) {
+            if (done[r] != 0) continue;
+            const std::size_t k = k0 + r;
+            out.usable[k] = enclose_fast(i0 + r, j, out.s_lo[k], out.s_hi[k], out.w_lo[k], out.w_hi[k]) ? 1 : 0;
         }
     }
 
@@ -607,6 +758,7 @@ private:
     bool sliced_ = false;
     std::vector<std::uint8_t> plain_row_, plain_col_;
     std::vector<std::uint8_t> row_simple_;  // a plain row without far entries (enclose_run)
+    int lanes_ = 0;                         // Step P6's lanes (detail::covers_block_lanes when made)
 };
 
 }  // namespace
@@ -636,6 +788,10 @@ void product_element_facts(const product_reference& product, std::span<element_f
     const default_fp_environment environment;  // Step S6's enclosure rounds to nearest, as covers() holds it
     source.facts(0, facts, index, rounded);
     for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = facts[k];
+}
+
+void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const narrow_run_output& out, int lanes) {
+    enclose_narrow_run_at(lanes, in, count, out);
 }
 
 std::vector<element_enclosure> product_element_enclosures(const product_reference& product) {

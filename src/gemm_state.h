@@ -140,6 +140,17 @@ constexpr bool t_from_estimate(const format_info& f) noexcept { return f.precisi
 /// placed in `scratch` when it holds (m + n)·k doubles (build_sliced_levels passes its left operands), else in
 /// memory of their own.
 void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch = nullptr);
+/// t_enclosure's arithmetic on t = t_hat(i, j) with st.t_below and st.t_above (Step P6's lanes repeat it).
+inline bool t_enclosure_of(double t, double t_below, double t_above, double& lo, double& hi) noexcept {
+    if (!(t >= 0 && t < std::numeric_limits<double>::infinity())) return false;
+    if (t == 0) {  // a sum of non-negative terms is 0 only when every term is
+        lo = hi = 0;
+        return true;
+    }
+    lo = next_down(t * t_below);  // st.t_below = 1 - g, st.t_above >= (1 - g)/(1 - 2g): build_t_estimate
+    hi = next_up(t * t_above);
+    return true;
+}
 /// Step S6's enclosure of T(i, j) = Σ_l |A(i, l)·B(l, j)| (finite products; C0 not included): 0 <= lo <= T <= hi,
 /// from t_hat(i, j) and |t_hat - T| <= γ_{K-1}·T with unit 2^-52 (any order, rounding mode, FMA). False when t_hat
 /// is not finite (never for p <= 24 data, kept as a guard). Needs the default floating-point environment (RN).
@@ -149,15 +160,7 @@ inline bool t_enclosure(const product_reference::state& st, std::size_t i, std::
     // a factor 1 + δ with |δ| < 2^-52 in any rounding mode, and no partial sum underflows or overflows (< 2^289):
     // |t_hat - T| <= γ·T, γ = γ_{K-1} = g/(1 - g), g = (K - 1)·2^-52 (Higham, ASNA 2nd ed., §3.1, (3.5)). Then
     // 1 + γ = 1/(1 - g) and 1 - γ = (1 - 2g)/(1 - g): T in [t_hat·(1 - g), t_hat·(1 - g)/(1 - 2g)].
-    const double t = st.t_hat[j * st.m + i];
-    if (!(t >= 0 && t < std::numeric_limits<double>::infinity())) return false;
-    if (t == 0) {  // a sum of non-negative terms is 0 only when every term is
-        lo = hi = 0;
-        return true;
-    }
-    lo = next_down(t * st.t_below);  // st.t_below = 1 - g, st.t_above >= (1 - g)/(1 - 2g): build_t_estimate
-    hi = next_up(t * st.t_above);
-    return true;
+    return t_enclosure_of(st.t_hat[j * st.m + i], st.t_below, st.t_above, lo, hi);
 }
 /// Measured ns per multiply-add of the slice GEMM engine on one thread (once per process): the planner's price.
 double blas_fma_ns() noexcept;

@@ -10,6 +10,7 @@
 #include <Eigen/Dense>
 
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -678,6 +679,159 @@ TEST(GemmCovers, IndependentOfTheFloatingPointEnvironment) {
         }
         expect_same_verdicts(results, p, refs, model);
     }
+}
+
+// ---- Step P6: the usual element's enclosures in lanes (detail::enclose_narrow_run) --------------------------------
+
+// One run's inputs and both widths' outputs.
+struct narrow_run_case {
+    int levels = 1, w = 1;
+    std::vector<std::int64_t> level_sums;
+    std::vector<int> row_top, row_min_exponent;
+    std::vector<std::uint8_t> row_simple;
+    std::vector<double> t_hat;
+    detail::narrow_run_input in;
+
+    struct outputs {
+        std::vector<double> s_lo, s_hi, w_lo, w_hi;
+        std::vector<std::uint8_t> usable, done;
+        explicit outputs(std::size_t n) : s_lo(n, -7.0), s_hi(n, -7.0), w_lo(n, -7.0), w_hi(n, -7.0), usable(n, 9), done(n, 9) {}
+        detail::narrow_run_output view() {
+            return {s_lo.data(), s_hi.data(), w_lo.data(), w_hi.data(), usable.data(), done.data()};
+        }
+    };
+    outputs run(int lanes) const {
+        outputs out(row_top.size());
+        detail::enclose_narrow_run(in, row_top.size(), out.view(), lanes);
+        return out;
+    }
+};
+
+// The exact s of element k of a case: Σ_t level·2^((levels - 1 - t)·w + low).
+mpq_class narrow_exact(const narrow_run_case& c, std::size_t k) {
+    mpz_class sum = 0;
+    for (int t = 0; t < c.levels; ++t) {
+        const mpz_class level(static_cast<long>(c.level_sums[k * c.levels + t]));
+        sum += level << ((c.levels - 1 - t) * c.w);
+    }
+    const int low = c.row_top[k] + c.in.low_offset;
+    mpq_class q(sum);
+    if (low >= 0) q *= mpq_class(mpz_class(1) << low);
+    else q /= mpq_class(mpz_class(1) << -low);
+    return q;
+}
+
+TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) {
+    // Random and adversarial runs: levels of every magnitude up to ±2^63 (INT64_MIN included), sums that cancel to
+    // zero or to a few low bits (leading zeros 64 and beyond), carries between the two words, scales at the ends of
+    // the normal range (encode's subnormal and overflow cases, recomputed element by element), rows left to the
+    // other path, and t_hat of every class (0, -0.0, negative, NaN, inf, subnormal, near the largest double).
+    std::mt19937_64 rng(20261206);
+    const std::int64_t extremes[] = {0, 1, -1, 2, std::numeric_limits<std::int64_t>::max(),
+                                     std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62,
+                                     -(std::int64_t{1} << 62), (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 11)};
+    const double t_specials[] = {0.0, -0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
+                                 std::numeric_limits<double>::infinity(), std::numeric_limits<double>::denorm_min(),
+                                 std::numeric_limits<double>::max(), std::numeric_limits<double>::min(), 1.0, 0x1p-298};
+    std::size_t checked = 0, zero_sums = 0, beyond_normal = 0, high_word_zero = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        narrow_run_case c;
+        c.levels = 1 + static_cast<int>(rng() % 4);
+        c.w = c.levels == 1 ? 1 + static_cast<int>(rng() % 58) : 1 + static_cast<int>(rng() % (58 / (c.levels - 1)));
+        const std::size_t count = 1 + rng() % 70;  // whole vectors and tails
+        c.level_sums.resize(count * c.levels);
+        c.row_top.resize(count);
+        c.row_min_exponent.resize(count);
+        c.row_simple.resize(count);
+        c.t_hat.resize(count);
+        const int scale_kind = static_cast<int>(rng() % 4);  // 0, 1: ordinary; 2: near emin; 3: near emax
+        for (std::size_t k = 0; k < count; ++k) {
+            for (int t = 0; t < c.levels; ++t) {
+                std::int64_t& v = c.level_sums[k * c.levels + t];
+                switch (rng() % 5) {
+                    case 0: v = extremes[rng() % std::size(extremes)]; break;
+                    case 1: v = static_cast<std::int64_t>(rng()); break;
+                    case 2: v = static_cast<std::int64_t>(rng()) >> (rng() % 64); break;
+                    default: v = static_cast<std::int64_t>(rng() % 2001) - 1000; break;
+                }
+            }
+            if (c.levels >= 2 && rng() % 4 == 0) {  // cancel the top level against the next: a zero or a tiny sum
+                const std::int64_t a = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << (62 - c.w))) - (std::int64_t{1} << (61 - c.w));
+                c.level_sums[k * c.levels] = a;
+                c.level_sums[k * c.levels + 1] = -(a << c.w);
+                for (int t = 2; t < c.levels; ++t) c.level_sums[k * c.levels + t] = rng() % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 7) - 3;
+            }
+            const int jitter = static_cast<int>(rng() % 400);
+            c.row_top[k] = scale_kind == 2 ? -1100 + jitter - 200 : scale_kind == 3 ? 900 + jitter - 200 - c.levels * c.w
+                                                                                     : static_cast<int>(rng() % 200) - 100;
+            c.row_simple[k] = rng() % 8 != 0;
+            c.row_min_exponent[k] = rng() % 3 == 0 ? INT_MAX : static_cast<int>(rng() % 400) - 200;
+            c.t_hat[k] = rng() % 3 == 0 ? t_specials[rng() % std::size(t_specials)]
+                                        : std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 200) - 150);
+        }
+        c.in.levels = c.level_sums.data();
+        c.in.count_levels = c.levels;
+        c.in.w = c.w;
+        c.in.row_top = c.row_top.data();
+        c.in.low_offset = -(c.levels + 1) * c.w + static_cast<int>(rng() % 21) - 10;
+        c.in.row_simple = c.row_simple.data();
+        c.in.row_min_exponent = c.row_min_exponent.data();
+        c.in.col_min_exponent = rng() % 3 == 0 ? INT_MAX : static_cast<int>(rng() % 400) - 200;
+        c.in.emin = rng() % 2 == 0 ? -126 : -1022;
+        c.in.t_hat = c.t_hat.data();
+        const double g = static_cast<double>(1 + rng() % 4096) * 0x1p-52;
+        c.in.t_below = 1 - g;
+        c.in.t_above = (1 - g) / (1 - 2 * g) * (1 + 0x1p-52);
+
+        const auto scalar = c.run(1), lanes = c.run(8);
+        for (std::size_t k = 0; k < count; ++k) {
+            SCOPED_TRACE("trial " + std::to_string(trial) + " element " + std::to_string(k));
+            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.s_lo[k]), std::bit_cast<std::uint64_t>(scalar.s_lo[k]));
+            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.s_hi[k]), std::bit_cast<std::uint64_t>(scalar.s_hi[k]));
+            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.w_lo[k]), std::bit_cast<std::uint64_t>(scalar.w_lo[k]));
+            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.w_hi[k]), std::bit_cast<std::uint64_t>(scalar.w_hi[k]));
+            ASSERT_EQ(lanes.usable[k], scalar.usable[k]);
+            ASSERT_EQ(lanes.done[k], scalar.done[k]);
+            const int ra = c.row_min_exponent[k], cb = c.in.col_min_exponent;
+            const bool takes = c.row_simple[k] != 0 && (ra == INT_MAX || cb == INT_MAX || ra + cb >= c.in.emin);
+            ASSERT_EQ(scalar.done[k], takes ? 1 : 0);
+            if (!takes) {
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_lo[k]) | std::bit_cast<std::uint64_t>(scalar.w_hi[k]), 0u);
+                continue;
+            }
+            // s: RD and RU of the exact sum (both +0.0 for a zero sum).
+            const mpq_class exact = narrow_exact(c, k);
+            if (exact == 0) {
+                ++zero_sums;
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_lo[k]) | std::bit_cast<std::uint64_t>(scalar.s_hi[k]), 0u);
+            } else {
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_lo[k]),
+                          orc::mpfr_round_rational_bits(exact, binary64_info, rounding::downward));
+                EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_hi[k]),
+                          orc::mpfr_round_rational_bits(exact, binary64_info, rounding::upward));
+                const double magnitude = std::fabs(scalar.s_lo[k]) > std::fabs(scalar.s_hi[k]) ? std::fabs(scalar.s_lo[k]) : std::fabs(scalar.s_hi[k]);
+                if (!(magnitude >= std::numeric_limits<double>::min() && magnitude < std::numeric_limits<double>::max())) ++beyond_normal;
+                mpz_class sum = 0;
+                for (int t = 0; t < c.levels; ++t)
+                    sum += mpz_class(static_cast<long>(c.level_sums[k * c.levels + t])) << ((c.levels - 1 - t) * c.w);
+                if (abs(sum) < (mpz_class(1) << 64)) ++high_word_zero;
+            }
+            // T: t_enclosure_of, which holds t_hat·t_below .. t_hat·t_above.
+            const double t = c.t_hat[k];
+            const bool t_ok = t >= 0 && t < std::numeric_limits<double>::infinity();
+            ASSERT_EQ(scalar.usable[k], t_ok ? 1 : 0);
+            if (t_ok) {
+                EXPECT_LE(scalar.w_lo[k], t * c.in.t_below);
+                EXPECT_GE(scalar.w_hi[k], t * c.in.t_above);
+            }
+            ++checked;
+        }
+    }
+    // The adversarial classes were reached (else the generator above needs widening).
+    EXPECT_GT(checked, 5000u);
+    EXPECT_GT(zero_sums, 50u);
+    EXPECT_GT(beyond_normal, 50u);
+    EXPECT_GT(high_word_zero, 500u);
 }
 
 TEST(GemmCovers, SizeMismatchAndStructuredStandardsAreTheReferencePathsErrors) {

@@ -109,6 +109,41 @@ struct element_enclosure {
 };
 std::vector<element_enclosure> product_element_enclosures(const product_reference& product);
 
+/// Step P6 (docs/algorithms/covers-filter.md): the usual element's enclosures of a product, for a run of elements
+/// k = 0 .. count - 1 (rows of one column), as the fast path computes them. Element k's s is
+/// Σ_t levels[k·count_levels + t]·2^((count_levels - 1 - t)·w + row_top[k] + low_offset) exactly (t = 0 the
+/// highest level; 1 <= count_levels, (count_levels - 1)·w <= 58), its T is enclosed from t_hat[k] (Step S6:
+/// [t_hat·t_below, t_hat·t_above] moved one step outward). Element k is taken (done[k] = 1) when row_simple[k] != 0
+/// and row_min_exponent[k] == INT_MAX, col_min_exponent == INT_MAX or their sum >= emin; then s_lo[k], s_hi[k] are
+/// RD and RU of s in binary64, w_lo[k], w_hi[k] T's enclosure and usable[k] whether t_hat[k] is finite and >= 0
+/// (else both 0). Otherwise done[k] = 0 and s_lo, s_hi, w_lo, w_hi, usable are 0.
+struct narrow_run_input {
+    const std::int64_t* levels = nullptr;
+    int count_levels = 0, w = 0;
+    const int* row_top = nullptr;
+    int low_offset = 0;
+    const std::uint8_t* row_simple = nullptr;
+    const int* row_min_exponent = nullptr;
+    int col_min_exponent = 0, emin = 0;
+    const double* t_hat = nullptr;
+    double t_below = 1, t_above = 1;
+};
+struct narrow_run_output {
+    double* s_lo;
+    double* s_hi;
+    double* w_lo;
+    double* w_hi;
+    std::uint8_t* usable;
+    std::uint8_t* done;
+};
+/// The run in `lanes` lanes: 8 runs the AVX-512 kernel where the CPU (after EXACTREF_SIMD) has it, anything else the
+/// element-by-element code; both give the same outputs bit for bit (for tests; the product's fast path picks by
+/// set_covers_block_lanes' cap). The caller holds a detail::default_fp_environment.
+void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
+/// The lanes covers()' block filters run with now: set_covers_block_lanes' cap, at most the CPU's widest version
+/// after EXACTREF_SIMD (8, 4 or 1; 0 when the cap is 0). Throws std::invalid_argument for a bad EXACTREF_SIMD.
+int covers_block_lanes();
+
 /// Elements of covers() over arrays (and covers_flags) whose verdict the exact path decided, since the process
 /// started, in all threads: the filter's undecided elements, non-finite results, -0.0, references it cannot enclose.
 std::uint64_t covers_exact_path_count() noexcept;
