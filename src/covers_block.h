@@ -155,6 +155,15 @@ EXACTREF_LANES_INLINE typename filter_lanes<W>::vd lanes_from_count(typename fil
 template <int W, class VI>
 EXACTREF_LANES_INLINE void lanes_store_flags(VI decided, VI covered, std::uint8_t* decided_out,
                                              std::uint8_t* covered_out, std::size_t lanes) {
+    if constexpr (W > 1) {
+        if (lanes == W) {  // a whole vector: the low bits narrowed to bytes (vpmovqb) and stored at once
+            typedef std::uint8_t vb __attribute__((vector_size(W)));
+            const vb d = __builtin_convertvector(decided & 1, vb), c = __builtin_convertvector(covered & 1, vb);
+            std::memcpy(decided_out, &d, W);
+            std::memcpy(covered_out, &c, W);
+            return;
+        }
+    }
     alignas(64) std::int64_t decided_lanes[W], covered_lanes[W];
     std::memcpy(decided_lanes, &decided, sizeof decided);
     std::memcpy(covered_lanes, &covered, sizeof covered);
@@ -165,9 +174,17 @@ EXACTREF_LANES_INLINE void lanes_store_flags(VI decided, VI covered, std::uint8_
 }
 
 // Lanes [0, lanes) of v into to[0 .. lanes - 1].
+// A whole vector is one store; GCC 12 merges a single memcpy of (lanes == W ? W : lanes) doubles into a variable-length
+// copy through the stack (rep movsq), which took 40% of Step P5's kernel (2026-12-06, perf annotate).
 template <int W, class V>
 EXACTREF_LANES_INLINE void lanes_store(double* to, V v, std::size_t lanes) {
-    std::memcpy(to, &v, (lanes == W ? W : lanes) * sizeof(double));
+    if (lanes == W) {
+        std::memcpy(to, &v, sizeof v);
+        return;
+    }
+    alignas(64) double tail[W];
+    std::memcpy(tail, &v, sizeof v);
+    for (std::size_t j = 0; j < lanes; ++j) to[j] = tail[j];
 }
 
 // Step F3 per lane (filter_element): e_hi = next_up(max(d1, d2)) >= |r - s| >= e_lo, and the quotients of the
