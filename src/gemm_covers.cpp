@@ -237,9 +237,11 @@ private:
 
 // Element k of a run (detail::narrow_run_input): whether the usual element's enclosure takes it (a plain row without
 // far entries whose products cannot lie below 2^emin: the key's min_product_exponent).
+bool row_takes(std::uint8_t flag, int ra, int cb, int emin) noexcept {
+    return flag != 0 && (ra == INT_MAX || cb == INT_MAX || ra + cb >= emin);
+}
 bool narrow_run_takes(const detail::narrow_run_input& in, std::size_t k) noexcept {
-    const int ra = in.row_min_exponent[k], cb = in.col_min_exponent;
-    return in.row_simple[k] != 0 && (ra == INT_MAX || cb == INT_MAX || ra + cb >= in.emin);
+    return row_takes(in.row_simple[k], in.row_min_exponent[k], in.col_min_exponent, in.emin);
 }
 
 // Element k's enclosures (Steps P1-P2's narrow case and Step S6's T), the element-by-element code.
@@ -256,7 +258,121 @@ void narrow_run_element(const detail::narrow_run_input& in, std::size_t k, const
     out.usable[k] = detail::t_enclosure_of(in.t_hat[k], in.t_below, in.t_above, out.w_lo[k], out.w_hi[k]) ? 1 : 0;
 }
 
+// Step P4's far bound (product_elements::far_bound, whose comment has the proof): F = far_a·2^(top - s_A·w) +
+// far_b·2^(top - s_B·w) rounded to nearest and moved one step up; false when a power of two would leave the range.
+bool far_bound_of(int top, int sa_w, int sb_w, std::size_t far_a, std::size_t far_b, double& far) noexcept {
+    const int ea = top - sa_w, eb = top - sb_w;
+    if (std::min(ea, eb) < -1022 + 32 || std::max(ea, eb) > 1023 - 64) return false;
+    // 2^ea and 2^eb are normal (the check above), so their encodings are the exponent fields alone.
+    const auto pow2 = [](int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); };
+    far = detail::next_up(static_cast<double>(far_a) * pow2(ea) + static_cast<double>(far_b) * pow2(eb));
+    return true;
+}
+
+// Neighbours of a finite double of either sign (Step P4 widens s's ends, which may be negative): a value d
+// that is RN(x) has next_down(d) < x and next_up(d) > x (RN picks the nearest, so x lies within half of the gap
+// to either neighbour). Both zeros step to ±min_subnormal (next_up and next_down take +0.0 for them).
+double signed_next_up(double x) noexcept { return x < 0 ? -detail::next_down(-x) : detail::next_up(x == 0 ? 0.0 : x); }
+double signed_next_down(double x) noexcept {
+    return x > 0 ? detail::next_down(x) : -detail::next_up(x == 0 ? 0.0 : -x);
+}
+
+// Step P4's W for binary64 terms (product_elements::enclose_levels, whose comment has the proof): T's levels
+// t[0 .. levels - 1] at 2^(low + (levels - 1 - t)·w) and c_abs summed in binary64 from the lowest level up, the sum
+// moved outward by 2^-45 relative and one step. False when a level's scale would leave the normal range.
+bool enclose_levels_of(const std::int64_t* t, int levels, int w, int low, double c_abs, double& w_lo,
+                       double& w_hi) noexcept {
+    if (low < -1022 || low + (levels - 1) * w + 63 + 6 > 1023) return false;
+    double sum = c_abs;
+    for (int lv = levels - 1; lv >= 0; --lv) {
+        const int e = low + (levels - 1 - lv) * w;  // a normal exponent: the check above
+        const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+        sum += static_cast<double>(t[lv]) * scale;
+    }
+    w_lo = detail::next_down(sum * (1 - 0x1p-45));
+    w_hi = detail::next_up(sum * (1 + 0x1p-45));
+    return true;
+}
+
+// Element k of a wide run (detail::wide_run_input): enclose_fast's binary64-term element without C0, element by
+// element: the levels' exact 192-bit sum (exact_sum192), its RD and RU, T's enclosure, the far bound F on both.
+void wide_run_element(const detail::wide_run_input& in, std::size_t k, const detail::narrow_run_output& out) {
+    out.s_lo[k] = out.s_hi[k] = out.w_lo[k] = out.w_hi[k] = 0;
+    out.usable[k] = 0;
+    out.done[k] = 0;
+    if (!row_takes(in.row_plain[k], in.row_min_exponent[k], in.col_min_exponent, in.emin)) return;
+    const int levels = in.count_levels, w = in.w, low = in.row_top[k] + in.low_offset;
+    double far = 0;
+    const std::size_t far_a = in.row_far[k], far_b = in.col_far;
+    if (far_a + far_b > 0 &&
+        !far_bound_of(low + (levels + 1) * w, in.slices_a * w, in.slices_b * w, far_a, far_b, far))
+        return;
+    out.done[k] = 1;
+    const std::int64_t* s = in.s_levels + k * static_cast<std::size_t>(levels);
+    const std::int64_t* t = in.t_levels + k * static_cast<std::size_t>(levels);
+    double s_lo = 0, s_hi = 0, w_lo = 0, w_hi = 0;
+    if (!enclose_levels_of(t, levels, w, low, 0.0, w_lo, w_hi)) return;  // usable 0
+    exact_sum192 sum;
+    for (int lv = 0; lv < levels; ++lv) sum.add(s[lv], (levels - 1 - lv) * w);
+    enclose_binary64(sum.settle(low), s_lo, s_hi);
+    if (far > 0) {
+        w_hi = detail::next_up(w_hi + far);
+        s_lo = signed_next_down(s_lo - far);
+        s_hi = signed_next_up(s_hi + far);
+    }
+    out.s_lo[k] = s_lo;
+    out.s_hi[k] = s_hi;
+    out.w_lo[k] = w_lo;
+    out.w_hi[k] = w_hi;
+    out.usable[k] = 1;
+}
+
 #ifdef EXACTREF_NARROW_RUN_LANES
+// enclose_binary64's closed form in 8 lanes: RD and RU (encodings) of (-1)^negative·(top + sticky·ε)·2^e, top's bit
+// 63 set, biased = e + 63 + 1023; normal marks the lanes where the closed form holds (biased in 1 .. 2046; the others
+// take encode, element by element). Lanes outside `set` (zero sums, lanes not taken) are 0 and 0.
+struct lanes_enclosure {
+    __m512i lo, hi;
+    __mmask8 normal;
+};
+[[gnu::always_inline]] EXACTREF_TARGET_V4 inline lanes_enclosure lanes_enclose_binary64(__mmask8 negative, __m512i top,
+                                                                                      __mmask8 sticky, __m512i biased,
+                                                                                      __mmask8 set) {
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i significand = _mm512_set1_epi64((std::int64_t{1} << 52) - 1), below11 = _mm512_set1_epi64(0x7ff);
+    const __m512i sign = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::min());
+    lanes_enclosure out;
+    out.normal = _mm512_cmpge_epi64_mask(biased, one) & _mm512_cmple_epi64_mask(biased, _mm512_set1_epi64(2046));
+    const __m512i magnitude = _mm512_or_si512(_mm512_slli_epi64(biased, 52),
+                                              _mm512_and_si512(_mm512_srli_epi64(top, 11), significand));
+    const __mmask8 inexact = sticky | _mm512_test_epi64_mask(top, below11);
+    const __m512i up = _mm512_mask_add_epi64(magnitude, inexact, magnitude, one);
+    out.lo = _mm512_maskz_mov_epi64(set, _mm512_mask_blend_epi64(negative, magnitude, _mm512_or_si512(sign, up)));
+    out.hi = _mm512_maskz_mov_epi64(set, _mm512_mask_blend_epi64(negative, up, _mm512_or_si512(sign, magnitude)));
+    return out;
+}
+
+// narrow_run_takes' test in 8 lanes: the row's flag set and its products' exponents allowed (row minimum INT_MAX,
+// column minimum INT_MAX or their sum >= emin, in 64-bit lanes), for the live lanes.
+[[gnu::always_inline]] EXACTREF_TARGET_V4 inline __mmask8 lanes_row_takes(__mmask8 live, const std::uint8_t* flag,
+                                                                       const int* row_min_exponent,
+                                                                       int col_min_exponent, int emin) {
+    const __m512i set = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(live, flag));
+    const __mmask8 flagged = live & _mm512_test_epi64_mask(set, set);
+    if (col_min_exponent == INT_MAX) return flagged;
+    const __m512i ra = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, row_min_exponent));
+    return flagged & (_mm512_cmpeq_epi64_mask(ra, _mm512_set1_epi64(INT_MAX)) |
+                      _mm512_cmpge_epi64_mask(_mm512_add_epi64(ra, _mm512_set1_epi64(col_min_exponent)),
+                                              _mm512_set1_epi64(emin)));
+}
+
+// detail::next_up per lane for x >= +0.0: the next encoding, inf stays inf.
+[[gnu::always_inline]] EXACTREF_TARGET_V4 inline __m512i lanes_next_up_nonnegative(__m512d x) {
+    const __m512i bits = _mm512_castpd_si512(x);
+    const __mmask8 finite = _mm512_cmpneq_epi64_mask(bits, _mm512_set1_epi64(0x7ff0000000000000));
+    return _mm512_mask_add_epi64(bits, finite, bits, _mm512_set1_epi64(1));
+}
+
 // Step P6 (docs/algorithms/covers-filter.md): narrow_run_element in 8 lanes, the same numbers. Per lane: the levels
 // gathered (stride count_levels), each one's 128-bit two's-complement value at its shift (low word v << sh, high word
 // v >> (64 - sh) arithmetic: the sign fill for sh = 0) added with a carry, as the scalar int128 sum; its magnitude
@@ -274,24 +390,13 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
     const __m512i sixty_four = _mm512_set1_epi64(64);
     const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
     const __m512i low_offset = _mm512_set1_epi64(in.low_offset + 1150);  // biased = low + 64 - lz + 63 + 1023
-    const __m512i int_max = _mm512_set1_epi64(INT_MAX), emin = _mm512_set1_epi64(in.emin);
-    const __m512i cb = _mm512_set1_epi64(in.col_min_exponent);
-    const __m512i significand = _mm512_set1_epi64((std::int64_t{1} << 52) - 1), below11 = _mm512_set1_epi64(0x7ff);
-    const __m512i sign = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::min());
-    const __m512i biased_min = _mm512_set1_epi64(1), biased_max = _mm512_set1_epi64(2046);
     const __m512d inf = _mm512_set1_pd(std::numeric_limits<double>::infinity()), zero_d = _mm512_setzero_pd();
     const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
-    const bool column_any = in.col_min_exponent == INT_MAX;
     for (std::size_t k = 0; k < count; k += 8) {
         const std::size_t left = count - k;
         const __mmask8 live = left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
-        // narrow_run_takes
-        const __m512i simple = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(live, in.row_simple + k));
-        const __m512i ra = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, in.row_min_exponent + k));
-        __mmask8 exponent_ok = _mm512_cmpeq_epi64_mask(ra, int_max) |
-                               _mm512_cmpge_epi64_mask(_mm512_add_epi64(ra, cb), emin);
-        if (column_any) exponent_ok = 0xff;
-        const __mmask8 takes = live & _mm512_test_epi64_mask(simple, simple) & exponent_ok;
+        const __mmask8 takes =
+            lanes_row_takes(live, in.row_simple + k, in.row_min_exponent + k, in.col_min_exponent, in.emin);
         // The exact sum of the levels at their shifts, as (high, low) two's-complement words.
         __m512i lo = zero, hi = zero;
         const std::int64_t* base = in.levels + k * static_cast<std::size_t>(levels);
@@ -323,16 +428,9 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
         // enclose_binary64's closed form.
         const __m512i row_top = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, in.row_top + k));
         const __m512i biased = _mm512_sub_epi64(_mm512_add_epi64(row_top, low_offset), lz);
-        const __mmask8 normal = _mm512_cmpge_epi64_mask(biased, biased_min) & _mm512_cmple_epi64_mask(biased, biased_max);
-        const __m512i magnitude = _mm512_or_si512(_mm512_slli_epi64(biased, 52),
-                                                  _mm512_and_si512(_mm512_srli_epi64(top, 11), significand));
-        const __mmask8 inexact = sticky | _mm512_test_epi64_mask(top, below11);
-        const __m512i up = _mm512_mask_add_epi64(magnitude, inexact, magnitude, one);
-        __m512i s_lo = _mm512_mask_blend_epi64(negative, magnitude, _mm512_or_si512(sign, up));
-        __m512i s_hi = _mm512_mask_blend_epi64(negative, up, _mm512_or_si512(sign, magnitude));
-        const __mmask8 s_set = takes & ~is_zero;  // a zero sum, or a lane not taken: 0 and 0
-        s_lo = _mm512_maskz_mov_epi64(s_set, s_lo);
-        s_hi = _mm512_maskz_mov_epi64(s_set, s_hi);
+        const lanes_enclosure s_enc = lanes_enclose_binary64(negative, top, sticky, biased, takes & ~is_zero);
+        const __mmask8 normal = s_enc.normal;
+        const __m512i s_lo = s_enc.lo, s_hi = s_enc.hi;
         // t_enclosure_of.
         const __m512d t = _mm512_maskz_loadu_pd(live, in.t_hat + k);
         const __mmask8 t_ok = takes & _mm512_cmp_pd_mask(t, zero_d, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
@@ -355,9 +453,154 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
             narrow_run_element(in, k + static_cast<std::size_t>(std::countr_zero(redo)), out);
     }
 }
+// Step P6's wide run: wide_run_element in 8 lanes, the same numbers. The levels' 192-bit two's-complement sum as
+// exact_sum192 adds them: level v at shift sh = 64q + r (q, r the same in every lane) is v << r (low word),
+// v >> (64 - r) arithmetic (high word) and the sign fill (v >> 63), added at limb q with the carries of each limb
+// (q = 1: the sign fill would go to limb 3, beyond the value, as exact_sum192 ignores it). settle's magnitude and
+// leading bits: the three limbs negated as ~limbs + 1 with the carries; the top non-zero limb h, its leading zeros lz,
+// top = (limb_h << lz) | (limb_{h-1} >> (64 - lz)), sticky from the bits below; e = base + 64h - lz. settle leaves a
+// sum below 2^64 unnormalized (h = 0: m = limb 0, e = base), which takes encode; here it is normalized (m = limb 0
+// << lz, e = base - lz): the same value, and both give its RD and RU. T: enclose_levels_of per lane, each level
+// converted to binary64 by vcvtqq2pd (round to nearest, as the scalar conversion), scaled by 2^e_t built from its
+// exponent bits (the range test first), added from the lowest level up, then the outward steps.
+EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, std::size_t count,
+                                            const detail::narrow_run_output& out) {
+    const int levels = in.count_levels;
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), all_ones = _mm512_set1_epi64(-1);
+    const __m512i sixty_four = _mm512_set1_epi64(64);
+    const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
+    const __m512i low_min = _mm512_set1_epi64(-1022), low_max = _mm512_set1_epi64(1023 - (levels - 1) * in.w - 69);
+    const __m512d shrink = _mm512_set1_pd(1 - 0x1p-45), grow = _mm512_set1_pd(1 + 0x1p-45);
+    const __m512d zero_d = _mm512_setzero_pd();
+    const __m512i far_b = _mm512_set1_epi64(in.col_far);
+    // ea + 1023 and eb + 1023 (the biased exponents of 2^ea, 2^eb), from low; their range -990 .. 959 biased.
+    const __m512i ea_offset = _mm512_set1_epi64((levels + 1) * in.w - in.slices_a * in.w + 1023);
+    const __m512i eb_offset = _mm512_set1_epi64((levels + 1) * in.w - in.slices_b * in.w + 1023);
+    const __m512i far_min = _mm512_set1_epi64(-1022 + 32 + 1023), far_max = _mm512_set1_epi64(1023 - 64 + 1023);
+    const __m512i sign = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::min());
+    const __m512i magnitude_mask = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::max());
+    for (std::size_t k = 0; k < count; k += 8) {
+        const std::size_t left = count - k;
+        const __mmask8 live = left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
+        const __m512i low =
+            _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, in.row_top + k)),
+                             _mm512_set1_epi64(in.low_offset));
+        // far_bound_of: F's powers of two 2^ea, 2^eb (top = low + (levels + 1)·w) in range where there are far
+        // entries (else the lane is not taken), F = RN(n_A·2^ea + n_B·2^eb) moved one step up.
+        const __m512i far_a = _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(live, in.row_far + k));
+        const __mmask8 any_far = _mm512_test_epi64_mask(_mm512_add_epi64(far_a, far_b), all_ones);
+        const __m512i ea = _mm512_add_epi64(low, ea_offset), eb = _mm512_add_epi64(low, eb_offset);
+        const __mmask8 far_range = _mm512_cmpge_epi64_mask(ea, far_min) & _mm512_cmpge_epi64_mask(eb, far_min) &
+                                   _mm512_cmple_epi64_mask(ea, far_max) & _mm512_cmple_epi64_mask(eb, far_max);
+        const __mmask8 takes =
+            lanes_row_takes(live, in.row_plain + k, in.row_min_exponent + k, in.col_min_exponent, in.emin) &
+            (~any_far | far_range);
+        const __mmask8 widen = takes & any_far;
+        const __m512d pow_a = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(widen, ea), 52));
+        const __m512d pow_b = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(widen, eb), 52));
+        const __m512d far_sum = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(far_a), pow_a),
+                                              _mm512_mul_pd(_mm512_cvtepu64_pd(far_b), pow_b));
+        const __m512d far = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(far_sum), one));  // > 0, finite
+        // exact_sum192::add, level by level.
+        __m512i w0 = zero, w1 = zero, w2 = zero;
+        const std::int64_t* s_base = in.s_levels + k * static_cast<std::size_t>(levels);
+        for (int lv = 0; lv < levels; ++lv) {
+            const int shift = (levels - 1 - lv) * in.w, q = shift >> 6, r = shift & 63;  // shift <= 122: q <= 1
+            const __m512i v = _mm512_mask_i64gather_epi64(zero, live, stride, s_base + lv, 8);
+            const __m512i x_lo = _mm512_sll_epi64(v, _mm_cvtsi32_si128(r));
+            const __m512i x_hi = _mm512_sra_epi64(v, _mm_cvtsi32_si128(64 - r));  // count 64: the sign fill
+            if (q == 0) {
+                const __m512i a = _mm512_add_epi64(w0, x_lo);
+                const __mmask8 carry_a = _mm512_cmplt_epu64_mask(a, x_lo);
+                w0 = a;
+                const __m512i b0 = _mm512_add_epi64(w1, x_hi);
+                const __mmask8 carry_b0 = _mm512_cmplt_epu64_mask(b0, x_hi);
+                const __m512i b = _mm512_mask_add_epi64(b0, carry_a, b0, one);
+                const __mmask8 carry_b = carry_b0 | (carry_a & _mm512_cmpeq_epi64_mask(b, zero));
+                w1 = b;
+                const __m512i ext = _mm512_srai_epi64(v, 63);
+                const __m512i c0 = _mm512_add_epi64(w2, ext);
+                w2 = _mm512_mask_add_epi64(c0, carry_b, c0, one);
+            } else {
+                const __m512i a = _mm512_add_epi64(w1, x_lo);
+                const __mmask8 carry_a = _mm512_cmplt_epu64_mask(a, x_lo);
+                w1 = a;
+                const __m512i b0 = _mm512_add_epi64(w2, x_hi);
+                w2 = _mm512_mask_add_epi64(b0, carry_a, b0, one);
+            }
+        }
+        // settle: the magnitude of a negative sum (~limbs + 1, the carry running up while limbs are 0).
+        const __mmask8 negative = _mm512_cmplt_epi64_mask(w2, zero);
+        const __mmask8 w0_zero = _mm512_cmpeq_epi64_mask(w0, zero), w1_zero = _mm512_cmpeq_epi64_mask(w1, zero);
+        const __m512i m0 = _mm512_mask_sub_epi64(w0, negative, zero, w0);
+        __m512i m1 = _mm512_mask_xor_epi64(w1, negative, w1, all_ones);
+        m1 = _mm512_mask_add_epi64(m1, negative & w0_zero, m1, one);
+        __m512i m2 = _mm512_mask_xor_epi64(w2, negative, w2, all_ones);
+        m2 = _mm512_mask_add_epi64(m2, negative & w0_zero & w1_zero, m2, one);
+        const __mmask8 nz2 = _mm512_test_epi64_mask(m2, m2), nz1 = _mm512_test_epi64_mask(m1, m1);
+        const __mmask8 is_zero = ~nz2 & ~nz1 & _mm512_cmpeq_epi64_mask(m0, zero);
+        const __m512i top_limb = _mm512_mask_blend_epi64(nz2, _mm512_mask_blend_epi64(nz1, m0, m1), m2);
+        const __m512i next_limb = _mm512_mask_blend_epi64(nz2, _mm512_maskz_mov_epi64(nz1, m0), m1);
+        const __mmask8 rest = nz2 & _mm512_test_epi64_mask(m0, m0);
+        const __m512i h64 = _mm512_mask_blend_epi64(nz2, _mm512_maskz_mov_epi64(nz1, sixty_four),
+                                                    _mm512_set1_epi64(128));
+        const __m512i lz = _mm512_lzcnt_epi64(top_limb);
+        const __m512i top = _mm512_or_si512(_mm512_sllv_epi64(top_limb, lz),
+                                            _mm512_srlv_epi64(next_limb, _mm512_sub_epi64(sixty_four, lz)));
+        const __m512i below = _mm512_sllv_epi64(next_limb, lz);
+        const __mmask8 sticky = _mm512_test_epi64_mask(below, below) | rest;
+        // e = low + 64h - lz; biased = e + 63 + 1023.
+        const __m512i biased = _mm512_add_epi64(_mm512_sub_epi64(_mm512_add_epi64(low, h64), lz), _mm512_set1_epi64(1086));
+        const lanes_enclosure s_enc = lanes_enclose_binary64(negative, top, sticky, biased, takes & ~is_zero);
+        // enclose_levels_of: T's levels from the lowest up, when every scale is normal.
+        const __mmask8 range_ok = takes & _mm512_cmpge_epi64_mask(low, low_min) & _mm512_cmple_epi64_mask(low, low_max);
+        __m512d sum = zero_d;
+        const std::int64_t* t_base = in.t_levels + k * static_cast<std::size_t>(levels);
+        for (int lv = levels - 1; lv >= 0; --lv) {
+            const __m512i e = _mm512_add_epi64(low, _mm512_set1_epi64((levels - 1 - lv) * in.w + 1023));
+            const __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(range_ok, e), 52));
+            const __m512i t = _mm512_mask_i64gather_epi64(zero, range_ok, stride, t_base + lv, 8);
+            sum = _mm512_add_pd(sum, _mm512_mul_pd(_mm512_cvtepi64_pd(t), scale));
+        }
+        const __m512d lo_d = _mm512_mul_pd(sum, shrink), hi_d = _mm512_mul_pd(sum, grow);
+        const __mmask8 lo_positive = range_ok & _mm512_cmp_pd_mask(lo_d, zero_d, _CMP_GT_OQ);
+        const __m512i w_lo = _mm512_maskz_sub_epi64(lo_positive, _mm512_castpd_si512(lo_d), one);
+        __m512i w_hi = lanes_next_up_nonnegative(hi_d);
+        __m512i s_lo = s_enc.lo, s_hi = s_enc.hi;
+        if (widen != 0) {  // the far part: w_hi = next_up(RN(w_hi + F)), s = [signed_next_down(RN(s_lo - F)),
+                           // signed_next_up(RN(s_hi + F))] in the lanes with far entries
+            const __m512i w_far = lanes_next_up_nonnegative(_mm512_add_pd(_mm512_castsi512_pd(w_hi), far));
+            w_hi = _mm512_mask_mov_epi64(w_hi, widen, w_far);
+            // signed_next_down(y): y > 0: bits - 1; else -(|y| + one step): sign | (|y| bits + 1).
+            const __m512d y_lo = _mm512_sub_pd(_mm512_castsi512_pd(s_lo), far);
+            const __mmask8 y_lo_positive = _mm512_cmp_pd_mask(y_lo, zero_d, _CMP_GT_OQ);
+            const __m512i y_lo_bits = _mm512_castpd_si512(y_lo);
+            const __m512i down = _mm512_mask_blend_epi64(
+                y_lo_positive, _mm512_or_si512(sign, _mm512_add_epi64(_mm512_and_si512(y_lo_bits, magnitude_mask), one)),
+                _mm512_sub_epi64(y_lo_bits, one));
+            // signed_next_up(y): y < 0: -(|y| - one step): sign | (|y| bits - 1); else |y| bits + 1.
+            const __m512d y_hi = _mm512_add_pd(_mm512_castsi512_pd(s_hi), far);
+            const __mmask8 y_hi_negative = _mm512_cmp_pd_mask(y_hi, zero_d, _CMP_LT_OQ);
+            const __m512i y_hi_magnitude = _mm512_and_si512(_mm512_castpd_si512(y_hi), magnitude_mask);
+            const __m512i up = _mm512_mask_blend_epi64(y_hi_negative, _mm512_add_epi64(y_hi_magnitude, one),
+                                                       _mm512_or_si512(sign, _mm512_sub_epi64(y_hi_magnitude, one)));
+            s_lo = _mm512_mask_mov_epi64(s_lo, widen, down);
+            s_hi = _mm512_mask_mov_epi64(s_hi, widen, up);
+        }
+        // A lane whose levels' scales leave the normal range: all 0, not usable (enclose_levels_of's refusal).
+        _mm512_mask_storeu_epi64(out.s_lo + k, live, _mm512_maskz_mov_epi64(range_ok, s_lo));
+        _mm512_mask_storeu_epi64(out.s_hi + k, live, _mm512_maskz_mov_epi64(range_ok, s_hi));
+        _mm512_mask_storeu_epi64(out.w_lo + k, live, w_lo);
+        _mm512_mask_storeu_epi64(out.w_hi + k, live, _mm512_maskz_mov_epi64(range_ok, w_hi));
+        _mm512_mask_cvtepi64_storeu_epi8(out.usable + k, live, _mm512_maskz_mov_epi64(range_ok, one));
+        _mm512_mask_cvtepi64_storeu_epi8(out.done + k, live, _mm512_maskz_mov_epi64(takes, one));
+        for (unsigned redo = range_ok & ~is_zero & ~s_enc.normal; redo != 0; redo &= redo - 1)
+            wide_run_element(in, k + static_cast<std::size_t>(std::countr_zero(redo)), out);
+    }
+}
 #endif
 
-// The run at the given lanes (detail::enclose_narrow_run).
+// The runs at the given lanes (detail::enclose_narrow_run, detail::enclose_wide_run).
 void enclose_narrow_run_at(int lanes, const detail::narrow_run_input& in, std::size_t count,
                            const detail::narrow_run_output& out) {
 #ifdef EXACTREF_NARROW_RUN_LANES
@@ -365,6 +608,14 @@ void enclose_narrow_run_at(int lanes, const detail::narrow_run_input& in, std::s
 #endif
     (void)lanes;
     for (std::size_t k = 0; k < count; ++k) narrow_run_element(in, k, out);
+}
+void enclose_wide_run_at(int lanes, const detail::wide_run_input& in, std::size_t count,
+                         const detail::narrow_run_output& out) {
+#ifdef EXACTREF_NARROW_RUN_LANES
+    if (lanes >= 8 && detail::host_simd_lanes() >= 8) return enclose_wide_run_v4(in, count, out);
+#endif
+    (void)lanes;
+    for (std::size_t k = 0; k < count; ++k) wide_run_element(in, k, out);
 }
 
 // The producer's order of a product's elements (element_source positions): rows in bands of band_rows (the last
@@ -409,6 +660,14 @@ public:
         for (std::size_t j = 0; j < st_.n; ++j) plain_col_[j] = st_.special_b[j].empty();
         row_simple_.resize(st_.m);
         for (std::size_t i = 0; i < st_.m; ++i) row_simple_[i] = plain_row_[i] && st_.far_a[i].empty();
+        // Step P6's wide runs: far entries per plain row (a count beyond 2^31 leaves the row to enclose_fast).
+        row_far_.resize(st_.m);
+        row_wide_.resize(st_.m);
+        for (std::size_t i = 0; i < st_.m; ++i) {
+            const std::size_t far = st_.far_a[i].size();
+            row_wide_[i] = plain_row_[i] && far < (std::size_t{1} << 31);
+            row_far_[i] = static_cast<std::uint32_t>(row_wide_[i] ? far : 0);
+        }
     }
 
     std::size_t size() const noexcept override { return st_.m * st_.n; }
@@ -501,8 +760,14 @@ private:
     // numbers; any other element takes enclose_fast.
     void enclose_run(std::size_t i0, std::size_t j, std::size_t run, std::size_t k0, const enclosure_block& out) const {
         const int levels = st_.levels, w = st_.w;
-        const bool column_simple = sliced_ && st_.t_enclosed && !st_.has_c && plain_col_[j] && st_.far_b[j].empty() &&
-                                   (levels - 1) * w <= narrow_top_shift;
+        // A column of plain entries without far entries or C0: the usual element of Step S6's T in a narrow window
+        // (binary32, binary16, bfloat16 terms), or of T's levels in a window of 59 .. 122 bits (binary64 terms).
+        const bool column_plain = sliced_ && !st_.has_c && plain_col_[j];
+        const int top_shift = (levels - 1) * w;
+        const bool column_simple =
+            column_plain && st_.far_b[j].empty() && st_.t_enclosed && top_shift <= narrow_top_shift;
+        const bool column_wide = column_plain && st_.far_b[j].size() < (std::size_t{1} << 31) && !st_.t_enclosed &&
+                                 top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift;
         const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);
         if (j + 1 < st_.n) {  // the next column's run of this band: short runs are too short for the prefetchers
             const std::size_t next = at + st_.m * static_cast<std::size_t>(levels), bytes = run * levels * 8;
@@ -529,6 +794,24 @@ private:
             in.t_above = st_.t_above;
             enclose_narrow_run_at(lanes_, in, run,
                                   {out.s_lo + k0, out.s_hi + k0, out.w_lo + k0, out.w_hi + k0, out.usable + k0, done});
+        } else if (column_wide) {
+            detail::wide_run_input in;
+            in.s_levels = st_.s_levels.data() + at;
+            in.t_levels = st_.t_levels.data() + at;
+            in.count_levels = levels;
+            in.w = w;
+            in.row_top = st_.row_top.data() + i0;
+            in.low_offset = st_.col_top[j] - (levels + 1) * w;
+            in.row_plain = row_wide_.data() + i0;
+            in.row_far = row_far_.data() + i0;
+            in.col_far = static_cast<std::uint32_t>(st_.far_b[j].size());
+            in.slices_a = st_.sa;
+            in.slices_b = st_.sb;
+            in.row_min_exponent = st_.row_min_exponent.data() + i0;
+            in.col_min_exponent = st_.col_min_exponent[j];
+            in.emin = st_.f->emin;
+            enclose_wide_run_at(lanes_, in, run,
+                                {out.s_lo + k0, out.s_hi + k0, out.w_lo + k0, out.w_hi + k0, out.usable + k0, done});
         }
         for (std::size_t r = 0; r < run; ++r) {
             if (done[r] != 0) continue;
@@ -605,17 +888,7 @@ private:
     // product here and in far_bound is exact (a power-of-two scaling), so a contracted multiply-add rounds the same.
     // C0 near the largest double may make ŵ infinite: then W is unusable and the element takes facts().
     bool enclose_levels(const std::int64_t* t, int low, double c_abs, double& w_lo, double& w_hi) const noexcept {
-        const int levels = st_.levels;
-        if (low < -1022 || low + (levels - 1) * st_.w + 63 + 6 > 1023) return false;
-        double sum = c_abs;
-        for (int lv = levels - 1; lv >= 0; --lv) {
-            const int e = low + (levels - 1 - lv) * st_.w;  // a normal exponent: the check above
-            const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
-            sum += static_cast<double>(t[lv]) * scale;
-        }
-        w_lo = detail::next_down(sum * (1 - 0x1p-45));
-        w_hi = detail::next_up(sum * (1 + 0x1p-45));
-        return true;
+        return enclose_levels_of(t, st_.levels, st_.w, low, c_abs, w_lo, w_hi);
     }
 
     // Step P4's far bound: each far product of row i's far entries is a_far·b with |a_far| < 2^(E_i - s_A·w) (the
@@ -625,23 +898,7 @@ private:
     // (integers below 2^32 times normal powers of two); their sum rounded up is F. False when a power of two would
     // leave the normal range (the element then takes the exact window).
     bool far_bound(int top, std::size_t far_a, std::size_t far_b, double& far) const noexcept {
-        const int ea = top - st_.sa * st_.w, eb = top - st_.sb * st_.w;
-        if (std::min(ea, eb) < -1022 + 32 || std::max(ea, eb) > 1023 - 64) return false;
-        // 2^ea and 2^eb are normal (the check above), so their encodings are the exponent fields alone.
-        const auto pow2 = [](int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); };
-        far = detail::next_up(static_cast<double>(far_a) * pow2(ea) + static_cast<double>(far_b) * pow2(eb));
-        return true;
-    }
-
-    // Neighbours of a finite double of either sign (Step P4 widens s's ends, which may be negative): a value d
-    // that is RN(x) has next_down(d) < x and next_up(d) > x (RN picks the nearest, so x lies within half of the gap
-    // to either neighbour).
-    // Both zeros step to ±min_subnormal (next_up and next_down take +0.0 for them).
-    static double signed_next_up(double x) noexcept {
-        return x < 0 ? -detail::next_down(-x) : detail::next_up(x == 0 ? 0.0 : x);
-    }
-    static double signed_next_down(double x) noexcept {
-        return x > 0 ? detail::next_down(x) : -detail::next_up(x == 0 ? 0.0 : -x);
+        return far_bound_of(top, st_.sa * st_.w, st_.sb * st_.w, far_a, far_b, far);
     }
 
     // Steps P1 and P2 for element (i, j) of a sliced product.
@@ -758,6 +1015,8 @@ private:
     bool sliced_ = false;
     std::vector<std::uint8_t> plain_row_, plain_col_;
     std::vector<std::uint8_t> row_simple_;  // a plain row without far entries (enclose_run)
+    std::vector<std::uint8_t> row_wide_;    // a plain row with fewer than 2^31 far entries (wide runs)
+    std::vector<std::uint32_t> row_far_;    // its far entries
     int lanes_ = 0;                         // Step P6's lanes (detail::covers_block_lanes when made)
 };
 
@@ -792,6 +1051,9 @@ void product_element_facts(const product_reference& product, std::span<element_f
 
 void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const narrow_run_output& out, int lanes) {
     enclose_narrow_run_at(lanes, in, count, out);
+}
+void enclose_wide_run(const wide_run_input& in, std::size_t count, const narrow_run_output& out, int lanes) {
+    enclose_wide_run_at(lanes, in, count, out);
 }
 
 std::vector<element_enclosure> product_element_enclosures(const product_reference& product) {

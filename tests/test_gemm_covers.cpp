@@ -699,6 +699,19 @@ struct narrow_run_case {
         detail::narrow_run_output view() {
             return {s_lo.data(), s_hi.data(), w_lo.data(), w_hi.data(), usable.data(), done.data()};
         }
+        // Element k's outputs equal other's bit for bit.
+        testing::AssertionResult same_at(const outputs& other, std::size_t k) const {
+            const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+            if (bits(s_lo[k]) == bits(other.s_lo[k]) && bits(s_hi[k]) == bits(other.s_hi[k]) &&
+                bits(w_lo[k]) == bits(other.w_lo[k]) && bits(w_hi[k]) == bits(other.w_hi[k]) &&
+                usable[k] == other.usable[k] && done[k] == other.done[k])
+                return testing::AssertionSuccess();
+            return testing::AssertionFailure()
+                   << "s [" << s_lo[k] << ", " << s_hi[k] << "] vs [" << other.s_lo[k] << ", " << other.s_hi[k]
+                   << "], w [" << w_lo[k] << ", " << w_hi[k] << "] vs [" << other.w_lo[k] << ", " << other.w_hi[k]
+                   << "], usable " << int(usable[k]) << " vs " << int(other.usable[k]) << ", done " << int(done[k])
+                   << " vs " << int(other.done[k]);
+        }
     };
     outputs run(int lanes) const {
         outputs out(row_top.size());
@@ -719,6 +732,16 @@ mpq_class narrow_exact(const narrow_run_case& c, std::size_t k) {
     if (low >= 0) q *= mpq_class(mpz_class(1) << low);
     else q /= mpq_class(mpz_class(1) << -low);
     return q;
+}
+
+// A level sum of every kind: one of `extremes`, any 64-bit value, one of any width, or a small one.
+std::int64_t random_level(std::mt19937_64& rng, std::span<const std::int64_t> extremes) {
+    switch (rng() % 5) {
+        case 0: return extremes[rng() % extremes.size()];
+        case 1: return static_cast<std::int64_t>(rng());
+        case 2: return static_cast<std::int64_t>(rng()) >> (rng() % 64);
+        default: return static_cast<std::int64_t>(rng() % 2001) - 1000;
+    }
 }
 
 TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) {
@@ -747,13 +770,7 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
         const int scale_kind = static_cast<int>(rng() % 4);  // 0, 1: ordinary; 2: near emin; 3: near emax
         for (std::size_t k = 0; k < count; ++k) {
             for (int t = 0; t < c.levels; ++t) {
-                std::int64_t& v = c.level_sums[k * c.levels + t];
-                switch (rng() % 5) {
-                    case 0: v = extremes[rng() % std::size(extremes)]; break;
-                    case 1: v = static_cast<std::int64_t>(rng()); break;
-                    case 2: v = static_cast<std::int64_t>(rng()) >> (rng() % 64); break;
-                    default: v = static_cast<std::int64_t>(rng() % 2001) - 1000; break;
-                }
+                c.level_sums[k * c.levels + t] = random_level(rng, extremes);
             }
             if (c.levels >= 2 && rng() % 4 == 0) {  // cancel the top level against the next: a zero or a tiny sum
                 const std::int64_t a = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << (62 - c.w))) - (std::int64_t{1} << (61 - c.w));
@@ -786,12 +803,7 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
         const auto scalar = c.run(1), lanes = c.run(8);
         for (std::size_t k = 0; k < count; ++k) {
             SCOPED_TRACE("trial " + std::to_string(trial) + " element " + std::to_string(k));
-            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.s_lo[k]), std::bit_cast<std::uint64_t>(scalar.s_lo[k]));
-            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.s_hi[k]), std::bit_cast<std::uint64_t>(scalar.s_hi[k]));
-            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.w_lo[k]), std::bit_cast<std::uint64_t>(scalar.w_lo[k]));
-            ASSERT_EQ(std::bit_cast<std::uint64_t>(lanes.w_hi[k]), std::bit_cast<std::uint64_t>(scalar.w_hi[k]));
-            ASSERT_EQ(lanes.usable[k], scalar.usable[k]);
-            ASSERT_EQ(lanes.done[k], scalar.done[k]);
+            ASSERT_TRUE(lanes.same_at(scalar, k));
             const int ra = c.row_min_exponent[k], cb = c.in.col_min_exponent;
             const bool takes = c.row_simple[k] != 0 && (ra == INT_MAX || cb == INT_MAX || ra + cb >= c.in.emin);
             ASSERT_EQ(scalar.done[k], takes ? 1 : 0);
@@ -832,6 +844,121 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
     EXPECT_GT(zero_sums, 50u);
     EXPECT_GT(beyond_normal, 50u);
     EXPECT_GT(high_word_zero, 500u);
+}
+
+TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValues) {
+    // Binary64-term runs (3 to 7 levels, windows of 59 to 122 bits): levels of every magnitude and sign, cancelling
+    // pairs across the 64-bit limbs, scales at the ends of the ranges, far entries in rows and columns (F's powers of
+    // two in and out of range), rows left to the other path; T's levels of every size. (Every usable element's s is
+    // a normal double or 0: T's range test keeps 2^low normal, so encode's cases do not arise here.)
+    std::mt19937_64 rng(20261207);
+    const std::int64_t extremes[] = {0, 1, -1, std::numeric_limits<std::int64_t>::max(),
+                                     std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62,
+                                     -(std::int64_t{1} << 62), (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 40)};
+    std::size_t checked = 0, zero_sums = 0, widened = 0, refused_t = 0, low_limb = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        narrow_run_case c;  // its row_top, row_min_exponent and row_simple (as row_plain) fields
+        c.levels = 3 + static_cast<int>(rng() % 5);
+        const int w_min = 58 / (c.levels - 1) + 1, w_max = 122 / (c.levels - 1);
+        c.w = w_min + static_cast<int>(rng() % static_cast<std::uint64_t>(w_max - w_min + 1));
+        const std::size_t count = 1 + rng() % 70;
+        c.level_sums.resize(count * c.levels);
+        std::vector<std::int64_t> t_levels(count * c.levels);
+        std::vector<std::uint32_t> row_far(count);
+        c.row_top.resize(count);
+        c.row_min_exponent.resize(count);
+        c.row_simple.resize(count);
+        const int scale_kind = static_cast<int>(rng() % 4);
+        for (std::size_t k = 0; k < count; ++k) {
+            for (int t = 0; t < c.levels; ++t) {
+                c.level_sums[k * c.levels + t] = random_level(rng, extremes);
+                const std::uint64_t tr = rng();
+                t_levels[k * c.levels + t] = static_cast<std::int64_t>(tr % 3 == 0 ? tr >> 1 : tr >> (1 + rng() % 63));
+            }
+            if (rng() % 4 == 0) {  // the top levels cancel: a zero, or a sum in the low limbs only
+                const std::int64_t a = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << (62 - c.w))) - (std::int64_t{1} << (61 - c.w));
+                c.level_sums[k * c.levels] = a;
+                c.level_sums[k * c.levels + 1] = -(a << c.w);
+                for (int t = 2; t < c.levels; ++t)
+                    c.level_sums[k * c.levels + t] = rng() % 2 == 0 ? 0 : static_cast<std::int64_t>(rng() % 7) - 3;
+            }
+            const int jitter = static_cast<int>(rng() % 300);
+            c.row_top[k] = scale_kind == 2 ? -1040 + jitter - 150 : scale_kind == 3 ? 880 + jitter - 150 - c.levels * c.w
+                                                                                     : static_cast<int>(rng() % 200) - 100;
+            c.row_simple[k] = rng() % 8 != 0;
+            c.row_min_exponent[k] = rng() % 3 == 0 ? INT_MAX : static_cast<int>(rng() % 400) - 200;
+            row_far[k] = rng() % 3 == 0 ? static_cast<std::uint32_t>(rng() % (rng() % 2 == 0 ? 5 : (1u << 31))) : 0;
+        }
+        detail::wide_run_input in;
+        in.s_levels = c.level_sums.data();
+        in.t_levels = t_levels.data();
+        in.count_levels = c.levels;
+        in.w = c.w;
+        in.row_top = c.row_top.data();
+        in.low_offset = -(c.levels + 1) * c.w + static_cast<int>(rng() % 21) - 10;
+        in.row_plain = c.row_simple.data();
+        in.row_far = row_far.data();
+        in.col_far = rng() % 3 == 0 ? static_cast<std::uint32_t>(rng() % 9) : 0;
+        in.slices_a = 1 + static_cast<int>(rng() % 4);
+        in.slices_b = 1 + static_cast<int>(rng() % 4);
+        in.row_min_exponent = c.row_min_exponent.data();
+        in.col_min_exponent = rng() % 3 == 0 ? INT_MAX : static_cast<int>(rng() % 400) - 200;
+        in.emin = -1022;
+
+        narrow_run_case::outputs scalar(count), lanes(count);
+        detail::enclose_wide_run(in, count, scalar.view(), 1);
+        detail::enclose_wide_run(in, count, lanes.view(), 8);
+        for (std::size_t k = 0; k < count; ++k) {
+            SCOPED_TRACE("trial " + std::to_string(trial) + " element " + std::to_string(k));
+            ASSERT_TRUE(lanes.same_at(scalar, k));
+            if (scalar.done[k] == 0) continue;
+            if (scalar.usable[k] == 0) {
+                ++refused_t;
+                continue;
+            }
+            // The exact near s and T, and F.
+            const int low = c.row_top[k] + in.low_offset;
+            const auto scaled = [&](const mpz_class& v, int e) {
+                mpq_class q(v);
+                if (e >= 0) q *= mpq_class(mpz_class(1) << e);
+                else q /= mpq_class(mpz_class(1) << -e);
+                return q;
+            };
+            mpz_class s_int = 0, t_int = 0;
+            for (int t = 0; t < c.levels; ++t) {
+                s_int += mpz_class(static_cast<long>(c.level_sums[k * c.levels + t])) << ((c.levels - 1 - t) * c.w);
+                t_int += mpz_class(static_cast<long>(t_levels[k * c.levels + t])) << ((c.levels - 1 - t) * c.w);
+            }
+            const mpq_class s = scaled(s_int, low), t = scaled(t_int, low);
+            const int top = low + (c.levels + 1) * c.w;
+            const mpq_class far = scaled(mpz_class(static_cast<unsigned long>(row_far[k])), top - in.slices_a * c.w) +
+                                  scaled(mpz_class(static_cast<unsigned long>(in.col_far)), top - in.slices_b * c.w);
+            if (far == 0) {
+                if (s == 0) {
+                    ++zero_sums;
+                    EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_lo[k]) | std::bit_cast<std::uint64_t>(scalar.s_hi[k]), 0u);
+                } else {
+                    EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_lo[k]),
+                              orc::mpfr_round_rational_bits(s, binary64_info, rounding::downward));
+                    EXPECT_EQ(std::bit_cast<std::uint64_t>(scalar.s_hi[k]),
+                              orc::mpfr_round_rational_bits(s, binary64_info, rounding::upward));
+                    if (abs(s_int) < (mpz_class(1) << 64)) ++low_limb;  // exact_sum192 leaves these unnormalized
+                }
+            } else {
+                ++widened;
+                EXPECT_LE(mpq_class(scalar.s_lo[k]), s - far);
+                EXPECT_GE(mpq_class(scalar.s_hi[k]), s + far);
+            }
+            EXPECT_LE(mpq_class(scalar.w_lo[k]), t);
+            EXPECT_GE(mpq_class(scalar.w_hi[k]), t + far);
+            ++checked;
+        }
+    }
+    EXPECT_GT(checked, 4000u);
+    EXPECT_GT(zero_sums, 20u);
+    EXPECT_GT(widened, 1000u);
+    EXPECT_GT(refused_t, 100u);
+    EXPECT_GT(low_limb, 100u);
 }
 
 TEST(GemmCovers, SizeMismatchAndStructuredStandardsAreTheReferencePathsErrors) {

@@ -140,6 +140,29 @@ struct narrow_run_output {
 /// element-by-element code; both give the same outputs bit for bit (for tests; the product's fast path picks by
 /// set_covers_block_lanes' cap). The caller holds a detail::default_fp_environment.
 void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
+/// Step P6's wide run (binary64 terms: the window of the levels (count_levels - 1)·w in 59 .. 122 bits), for a
+/// column without C0: element k's near s is Σ_t s_levels[k·count_levels + t]·2^((count_levels - 1 - t)·w + low_k),
+/// low_k = row_top[k] + low_offset, and its W is enclosed from t_levels the same way in binary64 (Step P4's W); its
+/// far products (row_far[k] far entries in the row, col_far in the column) are bounded by Step P4's F with
+/// top = low_k + (count_levels + 1)·w. An element is taken (done[k] = 1) when row_plain[k] != 0, its exponents pass
+/// as in narrow_run_input, and with far entries F's powers of two are in range (else enclose_fast would refuse it).
+/// Taken elements get s_lo, s_hi (RD and RU of the near s, widened by F) and w_lo, w_hi with usable[k] = 1, or, when a
+/// level's scale would leave the normal range, all 0 and usable[k] = 0; elements not taken get 0.
+struct wide_run_input {
+    const std::int64_t* s_levels = nullptr;
+    const std::int64_t* t_levels = nullptr;
+    int count_levels = 0, w = 0;
+    const int* row_top = nullptr;
+    int low_offset = 0;
+    const std::uint8_t* row_plain = nullptr;
+    const std::uint32_t* row_far = nullptr;
+    std::uint32_t col_far = 0;
+    int slices_a = 0, slices_b = 0;  // s_A, s_B
+    const int* row_min_exponent = nullptr;
+    int col_min_exponent = 0, emin = 0;
+};
+/// The wide run in `lanes` lanes, as enclose_narrow_run (the same outputs at every width, bit for bit).
+void enclose_wide_run(const wide_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
 /// The lanes covers()' block filters run with now: set_covers_block_lanes' cap, at most the CPU's widest version
 /// after EXACTREF_SIMD (8, 4 or 1; 0 when the cap is 0). Throws std::invalid_argument for a bad EXACTREF_SIMD.
 int covers_block_lanes();
