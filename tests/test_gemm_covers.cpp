@@ -470,6 +470,19 @@ TEST(GemmCovers, PerElementProductsAndSharedBatches) {
 // [RD(s), RU(s)] (the far bound at work).
 std::size_t expect_fast_enclosures_contain(const product_reference& p, std::size_t& widened) {
     const std::vector<detail::element_enclosure> fast = detail::product_element_enclosures(p);
+    // Step P6: the scalar enclosures (one lane) are the lanes' bit for bit, usable or not.
+    const int previous = detail::set_covers_block_lanes(1);
+    const std::vector<detail::element_enclosure> scalar = detail::product_element_enclosures(p);
+    detail::set_covers_block_lanes(previous);
+    const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+    for (std::size_t e = 0; e < fast.size(); ++e) {
+        EXPECT_EQ(fast[e].usable, scalar[e].usable) << "element " << e;
+        if (!fast[e].usable) continue;
+        EXPECT_EQ(bits(fast[e].s_lo), bits(scalar[e].s_lo)) << "element " << e;
+        EXPECT_EQ(bits(fast[e].s_hi), bits(scalar[e].s_hi)) << "element " << e;
+        EXPECT_EQ(bits(fast[e].w_lo), bits(scalar[e].w_lo)) << "element " << e;
+        EXPECT_EQ(bits(fast[e].w_hi), bits(scalar[e].w_hi)) << "element " << e;
+    }
     std::size_t enclosed = 0;
     for (std::size_t e = 0; e < fast.size(); ++e) {
         if (!fast[e].usable) continue;
