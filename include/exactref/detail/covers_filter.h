@@ -127,6 +127,7 @@ struct narrow_run_input {
     int col_min_exponent = 0, emin = 0;
     const double* t_hat = nullptr;
     double t_below = 1, t_above = 1;
+    const std::int64_t* prefetch = nullptr;  // the next run's levels (or nullptr), prefetched as the run goes
 };
 struct narrow_run_output {
     double* s_lo;
@@ -160,6 +161,8 @@ struct wide_run_input {
     int slices_a = 0, slices_b = 0;  // s_A, s_B
     const int* row_min_exponent = nullptr;
     int col_min_exponent = 0, emin = 0;
+    const std::int64_t* prefetch_s = nullptr;  // the next run's s and T levels (or nullptr), prefetched as it goes
+    const std::int64_t* prefetch_t = nullptr;
 };
 /// The wide run in `lanes` lanes, as enclose_narrow_run (the same outputs at every width, bit for bit).
 void enclose_wide_run(const wide_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
