@@ -17,8 +17,9 @@
 //          takes P1-P3.
 // Step P5  The producer's order (band_cursor: bands of 64 rows, column-major inside) and the usual element's
 //          enclosure written out per column run (enclose_run); covers.cpp decides the flat standards in vector lanes.
-// Step P6  The usual element's enclosure in 8 AVX-512 lanes (enclose_narrow_run_v4): the same 128-bit sum, leading
-//          bits, RD/RU and T enclosure in 64-bit integer and binary64 lanes, so the same numbers bit for bit.
+// Step P6  The usual element's enclosure in 8 AVX-512 lanes: binary32/16/bfloat16 terms (enclose_narrow_run_v4: the
+//          128-bit sum, leading bits, RD/RU, Step S6's T) and binary64 terms (enclose_wide_run_v4: the 192-bit sum,
+//          T from its levels, the far bound), in 64-bit integer and binary64 lanes: the same numbers bit for bit.
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -352,6 +353,12 @@ struct lanes_enclosure {
     return out;
 }
 
+// The lanes of elements k .. k + 7 that exist (a run's tail is shorter).
+[[gnu::always_inline]] inline __mmask8 lanes_live(std::size_t count, std::size_t k) {
+    const std::size_t left = count - k;
+    return left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
+}
+
 // narrow_run_takes' test in 8 lanes: the row's flag set and its products' exponents allowed (row minimum INT_MAX,
 // column minimum INT_MAX or their sum >= emin, in 64-bit lanes), for the live lanes.
 [[gnu::always_inline]] EXACTREF_TARGET_V4 inline __mmask8 lanes_row_takes(__mmask8 live, const std::uint8_t* flag,
@@ -399,8 +406,7 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
     const __m512d inf = _mm512_set1_pd(std::numeric_limits<double>::infinity()), zero_d = _mm512_setzero_pd();
     const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
     for (std::size_t k = 0; k < count; k += 8) {
-        const std::size_t left = count - k;
-        const __mmask8 live = left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
+        const __mmask8 live = lanes_live(count, k);
         const __mmask8 takes =
             lanes_row_takes(live, in.row_simple + k, in.row_min_exponent + k, in.col_min_exponent, in.emin);
         if (in.prefetch != nullptr) lanes_prefetch(in.prefetch + k * static_cast<std::size_t>(levels), levels);
@@ -443,12 +449,10 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
         const __mmask8 t_ok = takes & _mm512_cmp_pd_mask(t, zero_d, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
         const __mmask8 t_positive = t_ok & _mm512_cmp_pd_mask(t, zero_d, _CMP_GT_OQ);
         const __m512d below = _mm512_mul_pd(t, t_below), above = _mm512_mul_pd(t, t_above);
-        const __m512i below_bits = _mm512_castpd_si512(below), above_bits = _mm512_castpd_si512(above);
+        const __m512i below_bits = _mm512_castpd_si512(below);
         const __mmask8 below_positive = _mm512_cmp_pd_mask(below, zero_d, _CMP_GT_OQ);
         const __m512i w_lo = _mm512_maskz_sub_epi64(t_positive & below_positive, below_bits, one);
-        const __mmask8 above_finite = _mm512_cmpneq_epi64_mask(above_bits, _mm512_castpd_si512(inf));
-        const __m512i w_hi = _mm512_maskz_mov_epi64(
-            t_positive, _mm512_mask_add_epi64(above_bits, above_finite, above_bits, one));
+        const __m512i w_hi = _mm512_maskz_mov_epi64(t_positive, lanes_next_up_nonnegative(above));
         _mm512_mask_storeu_epi64(out.s_lo + k, live, s_lo);
         _mm512_mask_storeu_epi64(out.s_hi + k, live, s_hi);
         _mm512_mask_storeu_epi64(out.w_lo + k, live, w_lo);
@@ -487,8 +491,7 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
     const __m512i sign = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::min());
     const __m512i magnitude_mask = _mm512_set1_epi64(std::numeric_limits<std::int64_t>::max());
     for (std::size_t k = 0; k < count; k += 8) {
-        const std::size_t left = count - k;
-        const __mmask8 live = left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
+        const __mmask8 live = lanes_live(count, k);
         const __m512i low =
             _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(live, in.row_top + k)),
                              _mm512_set1_epi64(in.low_offset));

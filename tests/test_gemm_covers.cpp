@@ -762,7 +762,9 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
     // zero or to a few low bits (leading zeros 64 and beyond), carries between the two words, scales at the ends of
     // the normal range (encode's subnormal and overflow cases, recomputed element by element), rows left to the
     // other path, and t_hat of every class (0, -0.0, negative, NaN, inf, subnormal, near the largest double).
-    std::mt19937_64 rng(20261206);
+    constexpr std::uint64_t seed = 20261206;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
     const std::int64_t extremes[] = {0, 1, -1, 2, std::numeric_limits<std::int64_t>::max(),
                                      std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62,
                                      -(std::int64_t{1} << 62), (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 11)};
@@ -864,7 +866,9 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
     // pairs across the 64-bit limbs, scales at the ends of the ranges, far entries in rows and columns (F's powers of
     // two in and out of range), rows left to the other path; T's levels of every size. (Every usable element's s is
     // a normal double or 0: T's range test keeps 2^low normal, so encode's cases do not arise here.)
-    std::mt19937_64 rng(20261207);
+    constexpr std::uint64_t seed = 20261207;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
     const std::int64_t extremes[] = {0, 1, -1, std::numeric_limits<std::int64_t>::max(),
                                      std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62,
                                      -(std::int64_t{1} << 62), (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 40)};
