@@ -6,6 +6,10 @@
 //            term lay in the window; otherwise Steps F1-F5 (after a miss F0 waits 1, 3, ... 63 blocks).
 //   Step F0a binary32: F0's test (|b| - floor and its maximum) on 32-bit lanes, 16 terms a 512-bit vector; only the
 //            shift and the sums on 64-bit lanes, the two halves of each word apart (one_pass_word_pairs).
+//   Step F0b AVX-512, binary64 and binary32: F0's test with a window in which binary64 additions of the block's terms
+//            are exact in any order (binary32 widened; binary64 split into hi + lo as Rump's ExtractVector does), on
+//            the floating-point units with embedded round-to-nearest and exceptions suppressed; the sums are
+//            integers times a fixed unit, converted to int64 at the end of the block (exact).
 //   Step F1  per block of B terms, one pass computes the largest magnitude and the smallest non-zero magnitude.
 //   Step F2  a block holding Inf/NaN goes term by term (rare); a block of zeros only updates the signed-zero flags.
 //   Step F3  the window of `top` (a biased exponent; the first is the block's largest, subnormals counting as 1): a
@@ -53,6 +57,14 @@ constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the 
 // ---- Instruction sets -----------------------------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_X86_DISPATCH 1
+// GCC 12's avx512fintrin.h passes its own self-initialised _mm512_undefined_pd() as the unused merge source of the
+// *_round_pd intrinsics and warns about it wherever they are inlined (GCC bug 105593, fixed in GCC 13): a false
+// positive of the header, silenced for it alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>  // Step F0b: EVEX embedded rounding (RN, exceptions suppressed)
+#pragma GCC diagnostic pop
 #define EXACTREF_TARGET_AVX512 EXACTREF_TARGET_V4
 #define EXACTREF_TARGET_AVX2 EXACTREF_TARGET_V3
 #endif
@@ -476,6 +488,295 @@ EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const 
     return true;
 }
 
+// ---- Step F0b -------------------------------------------------------------------------------------------------------
+// Step F0 on the floating-point units (AVX-512 only; docs/algorithms/superaccumulator.md, "F0b"). The same guessed top
+// g and the same test (the largest |b| - floor, which wraps for a term below the window), but with a window of W_b
+// binades chosen so that binary64 additions of the block's terms are exact, whatever their order: the sums are then
+// integers times a fixed unit, converted to int64 at the end of the block (exact) and added with add_lane_sum.
+//   binary32: each term widened to binary64 (exact) and added. A term of the window [g - W_b, g] is an integer
+//     multiple of U = 2^(g - W_b - bias - 23) below 2^(W_b + 24)·U; a lane takes at most c = 2^lane_log2 terms a
+//     block, so every partial sum is a multiple of U below c·2^(W_b + 24)·U <= 2^53·U: representable, so every
+//     addition is exact (in any rounding mode). W_b = 29 - lane_log2.
+//   binary64: Rump's split (ExtractVector, Rump, Ogita and Oishi, SIAM J. Sci. Comput. 31(1), 2008): with
+//     σ = 1.5·2^M, M = E + lane_log2 (E = g - bias, every |x| < 2^(E+1) <= 2^(M-lane_log2)), σ + x lies in
+//     [2^M, 2^(M+1)), so hi = RN(RN(σ + x) - σ) is x rounded to the grid u1 = 2^(M-52), exactly, and lo = x - hi is
+//     exact (|lo| <= u1/2, a multiple of x's ulp, so at most M - (E - W_b) <= 53 bits). hi sums: multiples of u1 below
+//     c·2^(E+1) = 2^53·u1, exact; lo sums: multiples of 2^(E - W_b - 52) below c·2^(M-53), exact when
+//     W_b <= 54 - 2·lane_log2. Rounding is RN by EVEX embedded rounding and every instruction suppresses exceptions
+//     (SAE), so neither the thread's rounding mode nor its exception masks matter, and no flag is raised (the sums of a
+//     block that misses, with terms outside the window, Inf or NaN, are dropped). FTZ/DAZ cannot matter either: every
+//     term that counts is a normal number and every partial sum is 0 or at least the unit, a normal binary64 (the
+//     range tests of f0b_top below).
+// The negative terms' sums N (pass::both) give Σ|x| = Σx - 2N. Two sets of accumulators take alternate steps, so that
+// one addition chain does not bound a step; c counts the terms one lane of one set takes.
+#ifdef EXACTREF_X86_DISPATCH
+template <class L>
+struct f0b_layout;
+template <>
+struct f0b_layout<binary64_layout> {
+    static constexpr int lanes = 8;                                    // terms a step
+    static constexpr int lane_log2 = block_log2 - 3 - 1;               // 8 lanes, two sets: c = 2^7
+    static constexpr int window = 54 - 2 * lane_log2;                  // W_b = 40
+    static constexpr int bias = 1023;
+    // g's range: the floor normal and above zero, σ and c·2^(E+1) = 2^(M+1) finite, the lo unit normal.
+    static constexpr int lowest_top = window + 2 > (-1022 + window + 52 + bias) ? window + 2 : -1022 + window + 52 + bias;
+    static constexpr int highest_top = 1020 - lane_log2 + bias;
+};
+template <>
+struct f0b_layout<binary32_layout> {
+    static constexpr int lanes = 16;
+    static constexpr int lane_log2 = block_log2 - 4 - 1;  // 16 terms a step in two 8-lane halves, two sets: c = 2^6
+    static constexpr int window = 29 - lane_log2;        // W_b = 23
+    static constexpr int bias = 127;
+    static constexpr int lowest_top = window + 2;         // every binary32 unit here is a normal binary64
+    static constexpr int highest_top = 254;
+};
+static_assert(f0b_layout<binary64_layout>::window == 40 && f0b_layout<binary32_layout>::window == 23);
+static_assert(f0b_layout<binary64_layout>::window > binary64_layout::window, "F0b's window contains F0's");
+
+template <class L>
+constexpr bool has_f0b = std::is_same_v<L, binary64_layout> || std::is_same_v<L, binary32_layout>;
+
+template <class L>
+constexpr bool f0b_top(int top) noexcept {
+    return top >= f0b_layout<L>::lowest_top && top <= f0b_layout<L>::highest_top;
+}
+
+// One block's F0b sums: Σx and Σ|x| in units of 2^unit_high (binary64's hi parts) and 2^unit_low, and the largest
+// |b| - floor (unsigned, as in F0).
+struct f0b_sums {
+    std::int64_t sum_high = 0, sum_low = 0, abs_high = 0, abs_low = 0;
+    std::uint64_t max_above_floor = 0;
+};
+
+constexpr int f0b_round = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+// v·2^-unit as int64 lanes: exact (v is an integer multiple of 2^unit below 2^53·2^unit; scalef does not round).
+EXACTREF_TARGET_AVX512 inline __m512i f0b_integers(__m512d v, int unit) noexcept {
+    const __m512d scaled = _mm512_scalef_round_pd(v, _mm512_set1_pd(-unit), f0b_round);
+    return _mm512_cvt_roundpd_epi64(scaled, f0b_round);
+}
+
+template <pass K>
+EXACTREF_TARGET_AVX512 f0b_sums f0b_totals(__m512i s_high, __m512i s_low, __m512i n_high, __m512i n_low) noexcept {
+    f0b_sums r;
+    if constexpr (K != pass::abs_sum) {
+        r.sum_high = _mm512_reduce_add_epi64(s_high);
+        r.sum_low = _mm512_reduce_add_epi64(s_low);
+    }
+    if constexpr (K == pass::abs_sum) {
+        r.abs_high = _mm512_reduce_add_epi64(s_high);
+        r.abs_low = _mm512_reduce_add_epi64(s_low);
+    } else if constexpr (K == pass::both) {  // Σ|x| = Σx - 2N; each lane's |S|, |N| <= 2^53
+        r.abs_high = r.sum_high - 2 * _mm512_reduce_add_epi64(n_high);
+        r.abs_low = r.sum_low - 2 * _mm512_reduce_add_epi64(n_low);
+    }
+    return r;
+}
+
+// Two sets of accumulators take alternate steps; each has the sums s and the negative terms' sums n (pass::both), in
+// two vectors: binary64's hi and lo parts, binary32's low and high 8 terms of a step.
+struct f0b_set {
+    __m512d s[2], n[2];
+};
+
+// The first `steps` whole steps (64 bytes each) of a block, each by step(p, set, max_above), alternately into the sets.
+template <class Step>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline void f0b_steps(const typename Step::bits_type* x,
+                                                                   std::size_t steps, const Step& step,
+                                                                   f0b_set (&sets)[2], __m512i& max_above) noexcept {
+    constexpr std::size_t terms = 64 / sizeof(typename Step::bits_type);
+    for (f0b_set& set : sets) set.s[0] = set.s[1] = set.n[0] = set.n[1] = _mm512_setzero_pd();
+    max_above = _mm512_setzero_si512();
+    std::size_t i = 0;
+    for (; i + 2 <= steps; i += 2) {
+        __builtin_prefetch(x + terms * i + prefetch_ahead / sizeof(typename Step::bits_type));
+        __builtin_prefetch(x + terms * (i + 1) + prefetch_ahead / sizeof(typename Step::bits_type));
+        step(x + terms * i, sets[0], max_above);
+        step(x + terms * (i + 1), sets[1], max_above);
+    }
+    if (i < steps) step(x + terms * i, sets[0], max_above);
+}
+
+// Both sets' vector v of sums (or of negative sums) as int64 lanes of unit 2^unit.
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline __m512i f0b_lanes(const f0b_set (&sets)[2], bool negatives,
+                                                                     int v, int unit) noexcept {
+    const auto& a = negatives ? sets[0].n[v] : sets[0].s[v];
+    const auto& b = negatives ? sets[1].n[v] : sets[1].s[v];
+    return _mm512_add_epi64(f0b_integers(a, unit), f0b_integers(b, unit));
+}
+
+// One step of F0b for binary64: 8 terms, split into hi (s[0]) and lo (s[1]) parts.
+template <pass K>
+struct f0b_step_binary64 {
+    using bits_type = std::uint64_t;
+    __m512d sigma;  // 1.5·2^M
+    __m512i abs_mask, floor_v;
+    [[gnu::always_inline]] EXACTREF_TARGET_AVX512 void operator()(const std::uint64_t* p, f0b_set& set,
+                                                                 __m512i& max_above) const noexcept {
+        const __m512i b = _mm512_loadu_si512(p);
+        const __m512i a = _mm512_and_si512(b, abs_mask);
+        max_above = _mm512_max_epu64(max_above, _mm512_sub_epi64(a, floor_v));
+        const __m512d v = _mm512_castsi512_pd(K == pass::abs_sum ? a : b);
+        const __m512d high = _mm512_sub_round_pd(_mm512_add_round_pd(v, sigma, f0b_round), sigma, f0b_round);
+        const __m512d low = _mm512_sub_round_pd(v, high, f0b_round);
+        set.s[0] = _mm512_add_round_pd(set.s[0], high, f0b_round);
+        set.s[1] = _mm512_add_round_pd(set.s[1], low, f0b_round);
+        if constexpr (K == pass::both) {
+            const __mmask8 negative = _mm512_movepi64_mask(b);
+            set.n[0] = _mm512_mask_add_round_pd(set.n[0], negative, set.n[0], high, f0b_round);
+            set.n[1] = _mm512_mask_add_round_pd(set.n[1], negative, set.n[1], low, f0b_round);
+        }
+    }
+};
+
+// binary64: the first `steps` whole steps of a block (8 terms a step). E = top - bias.
+template <pass K>
+[[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary64(const std::uint64_t* x, std::size_t steps,
+                                                                     int top, std::uint64_t floor) noexcept {
+    using F = f0b_layout<binary64_layout>;
+    const int e = top - F::bias;
+    const int m = e + F::lane_log2;
+    const f0b_step_binary64<K> step{
+        _mm512_set1_pd(std::bit_cast<double>((static_cast<std::uint64_t>(m + F::bias) << 52) | (std::uint64_t{1} << 51))),
+        _mm512_set1_epi64(static_cast<long long>(binary64_layout::abs_mask)),
+        _mm512_set1_epi64(static_cast<long long>(floor))};
+    f0b_set sets[2];
+    __m512i max_above;
+    f0b_steps(x, steps, step, sets, max_above);
+    const int unit_high = m - 52, unit_low = e - F::window - 52;
+    f0b_sums r = f0b_totals<K>(f0b_lanes(sets, false, 0, unit_high), f0b_lanes(sets, false, 1, unit_low),
+                               f0b_lanes(sets, true, 0, unit_high), f0b_lanes(sets, true, 1, unit_low));
+    r.max_above_floor = _mm512_reduce_max_epu64(max_above);
+    return r;
+}
+
+// One step of F0b for binary32: 16 terms, the low 8 (s[0]) and the high 8 (s[1]) widened apart.
+template <pass K>
+struct f0b_step_binary32 {
+    using bits_type = std::uint32_t;
+    __m512i abs_mask, floor_v;
+    [[gnu::always_inline]] EXACTREF_TARGET_AVX512 void operator()(const std::uint32_t* p, f0b_set& set,
+                                                                 __m512i& max_above) const noexcept {
+        const __m512i w = _mm512_loadu_si512(p);
+        max_above = _mm512_max_epu32(max_above, _mm512_sub_epi32(_mm512_and_si512(w, abs_mask), floor_v));
+        const auto* terms = reinterpret_cast<const float*>(p);  // the same bytes (loadu_ps reads through may_alias)
+        __m512d low = _mm512_cvt_roundps_pd(_mm256_loadu_ps(terms), _MM_FROUND_NO_EXC);
+        __m512d high = _mm512_cvt_roundps_pd(_mm256_loadu_ps(terms + 8), _MM_FROUND_NO_EXC);
+        if constexpr (K == pass::abs_sum) {
+            low = _mm512_abs_pd(low);
+            high = _mm512_abs_pd(high);
+        }
+        set.s[0] = _mm512_add_round_pd(set.s[0], low, f0b_round);
+        set.s[1] = _mm512_add_round_pd(set.s[1], high, f0b_round);
+        if constexpr (K == pass::both) {
+            const __mmask16 negative = _mm512_movepi32_mask(w);
+            set.n[0] = _mm512_mask_add_round_pd(set.n[0], static_cast<__mmask8>(negative), set.n[0], low, f0b_round);
+            set.n[1] = _mm512_mask_add_round_pd(set.n[1], static_cast<__mmask8>(negative >> 8), set.n[1], high,
+                                                f0b_round);
+        }
+    }
+};
+
+// binary32: the first `steps` whole steps of a block (16 terms a step). Every term that counts is a multiple of
+// 2^unit, the ulp of the window's lowest binade.
+template <pass K>
+[[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary32(const std::uint32_t* x, std::size_t steps,
+                                                                     std::uint32_t floor, int unit) noexcept {
+    const f0b_step_binary32<K> step{_mm512_set1_epi32(static_cast<int>(binary32_layout::abs_mask)),
+                                    _mm512_set1_epi32(static_cast<int>(floor))};
+    f0b_set sets[2];
+    __m512i max_above;
+    f0b_steps(x, steps, step, sets, max_above);
+    const __m512i zero = _mm512_setzero_si512();
+    f0b_sums r = f0b_totals<K>(  // one unit: the "low" sums only
+        zero, _mm512_add_epi64(f0b_lanes(sets, false, 0, unit), f0b_lanes(sets, false, 1, unit)), zero,
+        _mm512_add_epi64(f0b_lanes(sets, true, 0, unit), f0b_lanes(sets, true, 1, unit)));
+    r.max_above_floor = _mm512_reduce_max_epu32(max_above);
+    return r;
+}
+
+// Step F0b for one block with the guessed top (f0b_top(top)): as add_one_pass, with F0b's window.
+template <class L, pass K>
+bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
+                      int& top) noexcept {
+    using F = f0b_layout<L>;
+    const std::size_t steps = n / F::lanes;
+    const auto floor = static_cast<std::uint64_t>(top - F::window) << L::frac_bits;
+    f0b_sums s;
+    int unit_high, unit_low;
+    if constexpr (std::is_same_v<L, binary64_layout>) {
+        s = f0b_block_binary64<K>(x, steps, top, floor);
+        unit_high = top - F::bias + F::lane_log2 - 52;
+        unit_low = top - F::bias - F::window - 52;
+    } else {
+        unit_high = unit_low = top - F::window - F::bias - L::frac_bits;
+        s = f0b_block_binary32<K>(x, steps, static_cast<std::uint32_t>(floor), unit_low);
+    }
+    // Every term lay in the window: floor <= |b| < the next binade above top.
+    if (s.max_above_floor >> L::frac_bits > static_cast<std::uint64_t>(F::window)) return false;
+    if (t.sum) {
+        t.sum->add_lane_sum(s.sum_high, unit_high);
+        t.sum->add_lane_sum(s.sum_low, unit_low);
+    }
+    if (t.abs_sum) {
+        t.abs_sum->add_lane_sum(s.abs_high, unit_high);
+        t.abs_sum->add_lane_sum(s.abs_low, unit_low);
+    }
+    const std::uint64_t largest = s.max_above_floor + floor;
+    if (t.sum) t.sum->note_terms(steps * F::lanes, true, true);  // every term counted is non-zero
+    if (t.abs_sum) t.abs_sum->note_terms(steps * F::lanes, true, true);
+    if (t.largest && steps > 0) *t.largest = std::max(*t.largest, largest);
+    for (std::size_t i = steps * F::lanes; i < n; ++i) add_one<L>(f, t, x[i]);
+    if (steps > 0) top = one_pass_top<L>(static_cast<int>(largest >> L::frac_bits));
+    return true;
+}
+#endif
+
+// The floor of the widest one-pass window a block with guess top can take (F0b's for binary64, F0's otherwise): a
+// block whose smallest non-zero term lies below it sets no guess.
+template <class L, std::size_t V>
+typename L::bits_type one_pass_floor(int top) noexcept {
+#ifdef EXACTREF_X86_DISPATCH
+    if constexpr (V == 64 && has_f0b<L>) {
+        if (f0b_layout<L>::window > L::window && f0b_top<L>(top))
+            return static_cast<typename L::bits_type>(static_cast<std::uint64_t>(top - f0b_layout<L>::window)
+                                                      << L::frac_bits);
+    }
+#endif
+    return window_floor<L>(top);
+}
+
+// Step F0 for one block, on the floating-point units where it can (Step F0b) or on the integer lanes (F0, F0a). For
+// binary64 F0b's window contains F0's, so a miss of F0b is a miss; for binary32 it is narrower (W_b = 23 < 27), so
+// F0a tries the block after a miss, and F0b waits 1, 3, ... 63 blocks of its own before it is tried again.
+struct one_pass_waits {
+    std::size_t f0b_wait = 0, f0b_backoff = 0;
+};
+template <class L, pass K, std::size_t V>
+EXACTREF_INLINE_KERNEL bool add_one_pass_any(const format_info& f, targets t, const typename L::bits_type* x,
+                                             std::size_t n, int& top, [[maybe_unused]] one_pass_waits& w) noexcept {
+#ifdef EXACTREF_X86_DISPATCH
+    if constexpr (V == 64 && has_f0b<L>) {
+        if (f0b_top<L>(top)) {
+            if constexpr (f0b_layout<L>::window >= L::window) {
+                return add_one_pass_f0b<L, K>(f, t, x, n, top);
+            } else if (w.f0b_wait == 0) {
+                if (add_one_pass_f0b<L, K>(f, t, x, n, top)) {
+                    w.f0b_backoff = 0;
+                    return true;
+                }
+                w.f0b_backoff = std::min<std::size_t>(2 * w.f0b_backoff + 1, 63);
+                w.f0b_wait = w.f0b_backoff;
+            } else {
+                --w.f0b_wait;
+            }
+        }
+    }
+#endif
+    return add_one_pass<L, K, V>(f, t, x, n, top);
+}
+
 // Step F4, scalar: adds one by one every non-zero term with magnitude bits below `floor`.
 template <class L>
 void add_below_one_by_one(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
@@ -625,6 +926,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
     exponent_bins<L, K> bins;  // Step F5, zeroed when a block first needs it
     int guess = 0;             // Step F0's top for the next block (0: none)
     std::size_t wait = 0, backoff = 0;
+    one_pass_waits f0b_waits;
     for (std::size_t start = 0; start < n; start += block_size) {
         const std::size_t len = std::min(block_size, n - start);
         const Bits* x = xs + start;
@@ -632,7 +934,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         // Step F0: the one-pass window while its guesses hold; after a miss, wait 1, 3, 7, ... 63 blocks before
         // guessing again, so that data it does not fit pay at most a few percent for the misses.
         if (guess != 0 && wait == 0) {
-            if (add_one_pass<L, K, V>(f, t, x, len, guess)) {
+            if (add_one_pass_any<L, K, V>(f, t, x, len, guess, f0b_waits)) {
                 backoff = 0;
                 continue;
             }
@@ -647,7 +949,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
         // The next guess, if this block would have fitted it (wide blocks set none: they would only miss); 0 for a
         // block of zeros or with Inf/NaN.
         guess = one_pass_top<L>(top_field);
-        if (guess != 0 && s.min_nonzero_abs < window_floor<L>(guess)) guess = 0;
+        if (guess != 0 && s.min_nonzero_abs < one_pass_floor<L, V>(guess)) guess = 0;
         // Step F2
         if (top_field == static_cast<int>(L::field_mask)) {
             for (std::size_t i = 0; i < len; ++i) add_one<L>(f, t, x[i]);

@@ -1,5 +1,6 @@
-// The library decodes with integers only, so nothing may change when another part of the process sets the rounding
-// mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment (and
+// The library decodes with integers only, and its floating-point kernels (Step F0b of the sums, D6 of the dots) carry
+// their own rounding and see only normal numbers, so nothing may change when another part of the process sets the
+// rounding mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment (and
 // checked there against the MPFR and Boost oracles); then each of the four rounding modes, with FTZ/DAZ off and on,
 // is set by the test and every result must come out bit for bit the same.
 //
@@ -234,6 +235,110 @@ TEST(FpEnvironment, Float64SameResults) { same_results_in_every_environment<doub
 TEST(FpEnvironment, Float32SameResults) { same_results_in_every_environment<float>(5002); }
 TEST(FpEnvironment, Float16SameResults) { same_results_in_every_environment<float16>(5003); }
 TEST(FpEnvironment, Bfloat16SameResults) { same_results_in_every_environment<bfloat16>(5004); }
+
+// Step F0b (src/sum_kernels.cpp; AVX-512) adds binary64 and binary32 blocks on the floating-point units, with EVEX
+// embedded round-to-nearest and every exception suppressed: the results may not depend on the thread's rounding
+// mode or FTZ/DAZ, no status flag may be raised (not even by the blocks it drops: Inf, NaN, signalling NaN,
+// subnormals, Inf - Inf), and with every exception unmasked nothing may trap. The inputs reach F0b: N(0, 1) blocks,
+// with specials planted in some; blocks at the lowest top F0b takes (whose low parts' unit is the smallest normal
+// binary64, flushed under FTZ if F0b went lower) and at the highest; whole blocks of the split's ties.
+template <class T>
+std::vector<std::vector<std::uint64_t>> one_pass_inputs(std::uint64_t seed) {
+    using tr = format_traits<T>;
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    std::vector<std::vector<std::uint64_t>> out;
+    constexpr std::size_t n = 6 * 2048 + 5;
+    const auto gauss_set = [&] {
+        std::vector<std::uint64_t> bits(n);
+        for (auto& b : bits) b = tr::to_bits(static_cast<T>(gauss(rng)));
+        return bits;
+    };
+    out.push_back(gauss_set());
+    const std::uint64_t specials[] = {tr::to_bits(std::numeric_limits<T>::infinity()),
+                                      tr::to_bits(-std::numeric_limits<T>::infinity()),
+                                      tr::to_bits(std::numeric_limits<T>::quiet_NaN()),
+                                      tr::to_bits(std::numeric_limits<T>::signaling_NaN()),
+                                      tr::to_bits(std::numeric_limits<T>::denorm_min()),
+                                      tr::to_bits(static_cast<T>(0.0))};
+    for (const std::uint64_t special : specials) {
+        std::vector<std::uint64_t> bits = gauss_set();
+        bits[3 * 2048 + 17] = special;
+        if (special == specials[0]) bits[3 * 2048 + 18] = specials[1];  // Inf - Inf inside one block
+        out.push_back(bits);
+    }
+    constexpr int frac_bits = tr::info.precision - 1;
+    const std::uint64_t frac_mask = (std::uint64_t{1} << frac_bits) - 1;
+    // Exponent fields in [hi - spread, hi], the largest at field hi in term 100 of every block.
+    const auto fields_set = [&](std::uint64_t hi, std::uint64_t spread) {
+        std::vector<std::uint64_t> bits(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t field = i % 2048 == 100 ? hi : hi - rng() % (spread + 1);
+            const std::uint64_t frac = i % 2048 == 100 ? frac_mask : rng() & frac_mask;
+            bits[i] = (rng() & 1) << (tr::info.storage_bits - 1) | field << frac_bits | frac;
+        }
+        return bits;
+    };
+    if constexpr (std::is_same_v<T, double>) {
+        out.push_back(fields_set(92, 38));    // top 93, the lowest F0b takes
+        out.push_back(fields_set(60, 38));    // top 61: low parts' unit 2^-1054 would be subnormal (F0 instead)
+        out.push_back(fields_set(2035, 38));  // top 2036, the highest
+        std::vector<std::uint64_t> ties = gauss_set();  // whole blocks of (2^46 - 1.5)·2^-43: every low part 2^-44
+        for (std::size_t i = 2048; i < 4 * 2048; ++i) ties[i] = tr::to_bits(8.0 - 1.5 * std::ldexp(1.0, -43));
+        out.push_back(ties);
+    } else {
+        out.push_back(fields_set(28, 22));   // top 29, the lowest guess
+        out.push_back(fields_set(253, 22));  // top 254, the highest
+    }
+    return out;
+}
+
+#if defined(__x86_64__) || defined(__SSE2__)
+constexpr unsigned mxcsr_flags = 0x3F;        // IE, DE, ZE, OE, UE, PE
+constexpr unsigned mxcsr_masks = 0x3F << 7;   // their masks
+#endif
+
+template <class T>
+void one_pass_in_every_environment(std::uint64_t seed) {
+    const auto data = one_pass_inputs<T>(seed);
+    std::vector<results> expected;
+    for (const auto& bits : data) expected.push_back(compute<T>(bits));
+    // The kernels alone (compute<T> also runs host arithmetic that may raise flags): add, add_abs, the fused pass.
+    const auto kernels = [](const std::vector<T>& xs) {
+        superaccumulator s, a, fs, fa;
+        s.add(std::span<const T>(xs));
+        a.add_abs(std::span<const T>(xs));
+        add_sum_and_abs(std::span<const T>(xs), fs, fa);
+        return std::vector<std::uint64_t>{s.round_bits(binary64_info, rounding::to_nearest_even),
+                                          fs.round_bits(binary64_info, rounding::to_nearest_even),
+                                          a.round_bits(binary64_info, rounding::to_nearest_even),
+                                          fa.round_bits(binary64_info, rounding::to_nearest_even)};
+    };
+    for (const environment& e : environments()) {
+        orc::fp_environment_guard guard(e.mode, e.ftz_daz);
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            ASSERT_TRUE(compute<T>(data[i]) == expected[i]) << "input " << i << " (seed " << seed << ") differs under "
+                                                            << name(e);
+#if defined(__x86_64__) || defined(__SSE2__)
+            const std::vector<T> xs = orc::from_bits<T>(data[i]);
+            const unsigned before = _mm_getcsr();
+            _mm_setcsr(before & ~mxcsr_flags);
+            const auto quiet = kernels(xs);
+            const unsigned raised = _mm_getcsr() & mxcsr_flags;
+            _mm_setcsr(before);
+            ASSERT_EQ(raised, 0u) << "input " << i << " raised MXCSR flags " << raised << " under " << name(e);
+            // Every exception unmasked: a flag would trap (SIGFPE would end the test; none was raised above).
+            _mm_setcsr((before & ~mxcsr_flags) & ~mxcsr_masks);
+            const auto unmasked = kernels(xs);
+            _mm_setcsr(before);
+            EXPECT_EQ(quiet, unmasked);
+#endif
+        }
+    }
+}
+
+TEST(FpEnvironment, OnePassOnFloatingPointUnitsFloat64) { one_pass_in_every_environment<double>(5006); }
+TEST(FpEnvironment, OnePassOnFloatingPointUnitsFloat32) { one_pass_in_every_environment<float>(5007); }
 
 TEST(FpEnvironment, ConversionsSameResults) {
     std::mt19937_64 rng(5005);

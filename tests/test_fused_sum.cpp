@@ -69,7 +69,9 @@ void check_format(std::uint64_t seed) {
 // N(0, 1) blocks whose largest term lies in [2, 4) (each block gets one 2.5, and |x| >= 4 is redrawn), so from the
 // second block on the guessed top is the binade [4, 8) and its window holds [2^(2-W), 8), W = 24 (binary64), 27
 // (binary32), 43 (bfloat16) (the lane invariant of src/sum_kernels.cpp). Each plant sits on an edge of that window or
-// leaves it; float16 (W = 40 spans every binade) never takes Step F0.
+// leaves it; float16 (W = 40 spans every binade) never takes Step F0. On AVX-512 binary64 and binary32 blocks take
+// Step F0b first, whose window holds [2^(2-W_b), 8), W_b = 40 (binary64; it contains F0's) and 23 (binary32; a term
+// below it but in F0a's window sends the block to F0a): plants 15-18 sit on its edges.
 constexpr std::size_t block = 2048;
 
 template <class T>
@@ -77,6 +79,13 @@ int window_of() {
     if constexpr (std::is_same_v<T, double>) return 24;
     else if constexpr (std::is_same_v<T, float>) return 27;
     else return 43;  // bfloat16
+}
+
+template <class T>
+int f0b_window_of() {
+    if constexpr (std::is_same_v<T, double>) return 40;
+    else if constexpr (std::is_same_v<T, float>) return 23;
+    else return 43;  // bfloat16: no F0b, F0's window again
 }
 
 template <class T>
@@ -137,6 +146,16 @@ void plant(std::vector<T>& xs, int kind, std::size_t at) {
         case 13:  // ... and negative
             for (std::size_t i = at; i < end; ++i) xs[i] = kind == 12 ? below(of<T>(8.0)) : negated(below(of<T>(8.0)));
             break;
+        case 15: xs[at] = of<T>(std::ldexp(1.0, 2 - f0b_window_of<T>())); break;  // F0b's smallest in-window value
+        case 16: xs[at] = below(of<T>(std::ldexp(1.0, 2 - f0b_window_of<T>()))); break;  // just below it
+        case 17:  // binary64: every term a tie of F0b's split, x = (2^46 - 1.5)·u1 with u1 = 2^-43 the grid of its
+        case 18:  // high parts (top 2^3, 2^7 terms a lane), so every low part is +u1/2 (-u1/2 negated): the low sums'
+                  // bound, c·u1/2 = 2^53 units of 2^(2 - 40 - 52), met exactly
+            for (std::size_t i = at; i < end; ++i) {
+                const T tie = of<T>(8.0 - 1.5 * std::ldexp(1.0, -43));  // binary32, bfloat16: rounds to 8.0 (above)
+                xs[i] = kind == 17 ? tie : negated(tie);
+            }
+            break;
         default: break;  // 14: no plant (every block takes Step F0)
     }
 }
@@ -169,7 +188,7 @@ void check_one_pass(std::uint64_t seed) {
     const std::size_t lengths[] = {3 * block - 1, 3 * block, 3 * block + 1, 3 * block + 7, 3 * block + 9,
                                    3 * block + 17, 5 * block + 33};
     for (const std::size_t n : lengths) {
-        for (int kind = 0; kind <= 14; ++kind) {
+        for (int kind = 0; kind <= 18; ++kind) {
             // positions: the first and last term of the second block, the middle of the third, the span's last term
             for (const std::size_t at : {block, 2 * block - 1, 2 * block + 777, n - 1}) {
                 const std::string label = "seed " + std::to_string(seed) + " n " + std::to_string(n) + " plant " +
@@ -202,9 +221,9 @@ std::vector<float> fields_blocks(std::mt19937_64& rng, std::size_t n, std::uint3
     return out;
 }
 
-void check_float32_edges(std::uint32_t lo, std::uint32_t hi, std::uint64_t seed) {
+void check_float32_edges(std::uint32_t lo, std::uint32_t hi, std::uint32_t window, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
-    const std::uint32_t top = hi + 1, floor_field = top - 27;
+    const std::uint32_t top = hi + 1, floor_field = top - window;
     const auto make = [](std::uint32_t field, std::uint32_t frac) { return std::bit_cast<float>(field << 23 | frac); };
     const float plants[] = {
         make(top, 0x7FFFFF),                      // the window's largest value: in (the lane bound's largest term)
@@ -222,8 +241,9 @@ void check_float32_edges(std::uint32_t lo, std::uint32_t hi, std::uint64_t seed)
         for (const std::size_t at : {block + 200, block + 201, 2 * block - 2, 2 * block - 1}) {
             for (const bool negative : {false, true}) {
                 const std::string label = "seed " + std::to_string(seed) + " fields [" + std::to_string(lo) + ", " +
-                                          std::to_string(hi) + "] plant " + std::to_string(k) + " at " +
-                                          std::to_string(at) + (negative ? " negated" : "");
+                                          std::to_string(hi) + "] W " + std::to_string(window) + " plant " +
+                                          std::to_string(k) + " at " + std::to_string(at) +
+                                          (negative ? " negated" : "");
                 SCOPED_TRACE(label);
                 std::vector<float> xs = fields_blocks(rng, 3 * block + 5, lo, hi);
                 xs[at] = negative ? negated(plants[k]) : plants[k];
@@ -231,6 +251,99 @@ void check_float32_edges(std::uint32_t lo, std::uint32_t hi, std::uint64_t seed)
                 if (::testing::Test::HasFailure()) return;
             }
         }
+    }
+    // The lane bound over whole blocks of one sign: random significands in the top quarter of the window's top binade
+    // (a lane's sum near the bound), alone or with one term in 16 at random a full significand at the floor's field
+    // (odd units) or at the field below it.
+    for (int kind = 0; kind < 6; ++kind) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + " W " + std::to_string(window) + " whole blocks " +
+                     std::to_string(kind));
+        std::vector<float> xs = fields_blocks(rng, 4 * block + 5, lo, hi);
+        const std::uint32_t sign = kind % 2 == 1 ? 0x80000000u : 0;
+        for (std::size_t i = block; i < 3 * block; ++i) {
+            const bool low = kind >= 2 && rng() % 16 == 0;
+            const std::uint32_t field = !low ? top : kind >= 4 ? floor_field - 1 : floor_field;
+            const auto frac = static_cast<std::uint32_t>(low ? 0x7FFFFF - (rng() & 0xFF) : (rng() & 0x7FFFFF) | 0x600000);
+            xs[i] = std::bit_cast<float>(sign | field << 23 | frac);
+        }
+        check_against_slow(xs, "whole blocks");
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+// Step F0b for binary64 at the ends of its range of tops (f0b_layout in src/sum_kernels.cpp): top = 93, the lowest
+// (every low part's unit 2^(top - bias - 40 - 52) = 2^-1022, the smallest normal), and 2036, the highest (σ = 1.5·2^M
+// with M = top - bias + 7 = 1020, the high sums up to 2^1021); tops 92 and 2037 are the next ones outside, which take
+// F0 on the integer lanes (or miss). Terms have random sign and significand and exponent fields in [hi - 38, hi] (all
+// in F0b's window, 41 binades), term 100 of every block the largest at field hi, so from the second block on the
+// guess is top = hi + 1; the plants sit on the window's edges in the second block.
+void check_float64_f0b_edges(std::uint64_t hi, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::uint64_t top = hi + 1, lo = hi - 38, floor_field = top - 40;
+    const auto make = [](std::uint64_t field, std::uint64_t frac) { return std::bit_cast<double>(field << 52 | frac); };
+    constexpr std::uint64_t all_frac = (std::uint64_t{1} << 52) - 1;
+    const double plants[] = {
+        make(top, all_frac),                                       // the largest value: its high part rounds up
+        make(top, all_frac - 191),  // a tie of the split (grid 2^7 ulps; frac = 64 mod 256: hi rounds down to even)
+        make(floor_field, 0),                                      // the window's smallest value: in
+        make(floor_field, all_frac),                               // all 53 bits in the low part
+        make(floor_field - 1, all_frac),                           // just below it: out
+        top + 1 < 2047 ? make(top + 1, 0) : INFINITY,              // just above it: out
+        make(0, 1),                                                // the smallest subnormal: out
+        0.0,
+        -0.0,
+        INFINITY,
+        NAN,
+        1.0,  // far above or far below: out
+    };
+    std::uniform_int_distribution<std::uint64_t> fields(lo, hi);
+    const auto blocks = [&](std::size_t n) {
+        std::vector<double> out(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t field = i % block == 100 ? hi : fields(rng);
+            const std::uint64_t frac = i % block == 100 ? all_frac : rng() & all_frac;
+            out[i] = std::bit_cast<double>((rng() & 1) << 63 | field << 52 | frac);
+        }
+        return out;
+    };
+    for (std::size_t k = 0; k < std::size(plants); ++k) {
+        for (const std::size_t at : {block + 200, 2 * block - 1}) {
+            for (const bool negative : {false, true}) {
+                const std::string label = "seed " + std::to_string(seed) + " fields [" + std::to_string(lo) + ", " +
+                                          std::to_string(hi) + "] plant " + std::to_string(k) + " at " +
+                                          std::to_string(at) + (negative ? " negated" : "");
+                SCOPED_TRACE(label);
+                std::vector<double> xs = blocks(3 * block + 5);
+                xs[at] = negative ? negated(plants[k]) : plants[k];
+                check_against_slow(xs, label);
+                if (::testing::Test::HasFailure()) return;
+            }
+        }
+    }
+    // The lane bounds at these scales, over whole blocks of one sign: (a) one value, the largest or the split's tie;
+    // (b) random significands in the window's top binade (high sums near c·2^(E+1) = 2^53 grid units); (c) ties of
+    // the split in the top binade (every low part u1/2) mixed at random with full significands at the floor's field,
+    // or at the field below it (then the block must leave F0b): low sums near 2^52 units with all 53 bits in use.
+    const auto one_sign = [&](std::vector<double>& xs, bool negative) {
+        for (std::size_t i = block; i < 3 * block; ++i) xs[i] = negative ? -std::fabs(xs[i]) : std::fabs(xs[i]);
+    };
+    for (int kind = 0; kind < 10; ++kind) {
+        const bool negative = kind % 2 == 1;
+        SCOPED_TRACE("seed " + std::to_string(seed) + " top " + std::to_string(top) + " whole blocks " +
+                     std::to_string(kind));
+        std::vector<double> xs = blocks(4 * block + 5);
+        for (std::size_t i = block; i < 3 * block; ++i) {
+            const std::uint64_t low_field = kind >= 8 ? floor_field - 1 : floor_field;
+            switch (kind / 2) {
+                case 0: xs[i] = plants[0]; break;
+                case 1: xs[i] = plants[1]; break;
+                case 2: xs[i] = make(top, rng() & all_frac); break;
+                default: xs[i] = rng() % 2 ? plants[1] : make(low_field, all_frac - (rng() & 0xFFFF)); break;
+            }
+        }
+        one_sign(xs, negative);
+        check_against_slow(xs, "whole blocks");
+        if (::testing::Test::HasFailure()) return;
     }
 }
 
@@ -257,8 +370,17 @@ void check_float32_halves(std::uint64_t seed) {
     }
 }
 
-TEST(FusedSum, OnePassFloat32LowestWindow) { check_float32_edges(2, 28, 31); }
-TEST(FusedSum, OnePassFloat32HighestWindow) { check_float32_edges(227, 253, 32); }
+TEST(FusedSum, OnePassFloat32LowestWindow) { check_float32_edges(2, 28, 27, 31); }
+TEST(FusedSum, OnePassFloat32HighestWindow) { check_float32_edges(227, 253, 27, 32); }
+// Step F0b's window for binary32 (W_b = 23): fields in [top - 23, hi], so the unplanted blocks take F0b.
+TEST(FusedSum, OnePassF0bFloat32LowestWindow) { check_float32_edges(6, 28, 23, 34); }
+TEST(FusedSum, OnePassF0bFloat32HighestWindow) { check_float32_edges(231, 253, 23, 35); }
+TEST(FusedSum, OnePassF0bFloat64LowestTop) { check_float64_f0b_edges(92, 36); }
+TEST(FusedSum, OnePassF0bFloat64BelowTheLowestTop) { check_float64_f0b_edges(91, 37); }
+TEST(FusedSum, OnePassF0bFloat64HighestTop) { check_float64_f0b_edges(2035, 38); }
+TEST(FusedSum, OnePassF0bFloat64AboveTheHighestTop) { check_float64_f0b_edges(2036, 39); }
+TEST(FusedSum, OnePassF0bFloat64WhereHighSumsWouldOverflow) { check_float64_f0b_edges(2038, 41); }  // M would be 1023
+TEST(FusedSum, OnePassF0bFloat64LargestGuess) { check_float64_f0b_edges(2045, 40); }  // top 2046: the largest guess
 TEST(FusedSum, OnePassFloat32Halves) { check_float32_halves(33); }
 
 TEST(FusedSum, OnePassWindowFloat64) { check_one_pass<double>(21); }
