@@ -1404,13 +1404,15 @@ private:
     // Step F1 for γ_k = k·u / (1 - k·u) (u of acc, 2u directed), k < 2^53: k·u is exact (u is a power of two and
     // k·u >= u lies far above the subnormals), 1 - k·u is exact (a multiple of u in (0, 1) has at most p <= 53
     // significant bits), so one RN, widened by one ulp each way (L1), encloses γ_k. False when k·u >= 1 (no finite
-    // bound), as compute_flat.
+    // bound), as compute_flat. γ_0 = 0 is exact and enclosed by the point 0: widened, its upper end would be the
+    // smallest subnormal, and every product and quotient with it a microcode assist of 100+ cycles on Intel CPUs
+    // (segments of at most one term took 23% of Step K5's lanes through one; docs/performance.md).
     bool gamma_enclosure(std::uint64_t k, detail::nonnegative_interval& out) const {
         if (k > exact_in_binary64) return false;
         const double ku = static_cast<double>(k) * gamma_unit_;
         if (!(ku < 1)) return false;
         const double g = ku / (1 - ku);
-        out = {detail::next_down(g), detail::next_up(g)};
+        out = k == 0 ? detail::nonnegative_interval{0, 0} : detail::nonnegative_interval{detail::next_down(g), detail::next_up(g)};
         return true;
     }
     struct recent_count {
