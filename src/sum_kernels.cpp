@@ -557,19 +557,31 @@ EXACTREF_TARGET_AVX512 inline __m512i f0b_integers(__m512d v, int unit) noexcept
     return _mm512_cvt_roundpd_epi64(scaled, f0b_round);
 }
 
+// The sum of v's 8 int64 lanes, modulo 2^64: in a kept block the exact value (each lane's |S|, |N| <= 2^53 units, a
+// total below 2^57); a block that misses may hold anything (the conversions of Inf, NaN or huge sums give
+// 0x8000000000000000), so the arithmetic is unsigned, without overflow, and its result is dropped.
+EXACTREF_TARGET_AVX512 inline std::uint64_t f0b_lane_total(__m512i v) noexcept {
+    alignas(64) std::uint64_t lanes[8];
+    _mm512_store_si512(lanes, v);
+    std::uint64_t total = 0;
+    for (const std::uint64_t lane : lanes) total += lane;
+    return total;
+}
+
 template <pass K>
 EXACTREF_TARGET_AVX512 f0b_sums f0b_totals(__m512i s_high, __m512i s_low, __m512i n_high, __m512i n_low) noexcept {
-    f0b_sums r;
-    if constexpr (K != pass::abs_sum) {
-        r.sum_high = _mm512_reduce_add_epi64(s_high);
-        r.sum_low = _mm512_reduce_add_epi64(s_low);
-    }
+    const std::uint64_t sum_high = f0b_lane_total(s_high), sum_low = f0b_lane_total(s_low);
+    f0b_sums r;  // two's complement of the modular totals (C++20): the exact values in a kept block
     if constexpr (K == pass::abs_sum) {
-        r.abs_high = _mm512_reduce_add_epi64(s_high);
-        r.abs_low = _mm512_reduce_add_epi64(s_low);
-    } else if constexpr (K == pass::both) {  // Σ|x| = Σx - 2N; each lane's |S|, |N| <= 2^53
-        r.abs_high = r.sum_high - 2 * _mm512_reduce_add_epi64(n_high);
-        r.abs_low = r.sum_low - 2 * _mm512_reduce_add_epi64(n_low);
+        r.abs_high = static_cast<std::int64_t>(sum_high);
+        r.abs_low = static_cast<std::int64_t>(sum_low);
+        return r;
+    }
+    r.sum_high = static_cast<std::int64_t>(sum_high);
+    r.sum_low = static_cast<std::int64_t>(sum_low);
+    if constexpr (K == pass::both) {  // Σ|x| = Σx - 2N
+        r.abs_high = static_cast<std::int64_t>(sum_high - 2 * f0b_lane_total(n_high));
+        r.abs_low = static_cast<std::int64_t>(sum_low - 2 * f0b_lane_total(n_low));
     }
     return r;
 }
