@@ -1412,7 +1412,8 @@ private:
         const double ku = static_cast<double>(k) * gamma_unit_;
         if (!(ku < 1)) return false;
         const double g = ku / (1 - ku);
-        out = k == 0 ? detail::nonnegative_interval{0, 0} : detail::nonnegative_interval{detail::next_down(g), detail::next_up(g)};
+        out = k == 0 ? detail::nonnegative_interval{0, 0}
+                     : detail::nonnegative_interval{detail::next_down(g), detail::next_up(g)};
         return true;
     }
     struct recent_count {

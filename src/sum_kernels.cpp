@@ -519,7 +519,7 @@ struct f0b_layout<binary64_layout> {
     static constexpr int window = 54 - 2 * lane_log2;                  // W_b = 40
     static constexpr int bias = 1023;
     // g's range: the floor normal and above zero, σ and c·2^(E+1) = 2^(M+1) finite, the lo unit normal.
-    static constexpr int lowest_top = window + 2 > (-1022 + window + 52 + bias) ? window + 2 : -1022 + window + 52 + bias;
+    static constexpr int lowest_top = std::max(window + 2, -1022 + window + 52 + bias);  // 93
     static constexpr int highest_top = 1020 - lane_log2 + bias;
 };
 template <>
@@ -649,8 +649,9 @@ template <pass K>
     using F = f0b_layout<binary64_layout>;
     const int e = top - F::bias;
     const int m = e + F::lane_log2;
+    const auto sigma_bits = static_cast<std::uint64_t>(m + F::bias) << 52 | std::uint64_t{1} << 51;  // 1.5·2^M
     const f0b_step_binary64<K> step{
-        _mm512_set1_pd(std::bit_cast<double>((static_cast<std::uint64_t>(m + F::bias) << 52) | (std::uint64_t{1} << 51))),
+        _mm512_set1_pd(std::bit_cast<double>(sigma_bits)),
         _mm512_set1_epi64(static_cast<long long>(binary64_layout::abs_mask)),
         _mm512_set1_epi64(static_cast<long long>(floor))};
     f0b_set sets[2];

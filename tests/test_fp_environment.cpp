@@ -1,8 +1,8 @@
 // The library decodes with integers only, and its floating-point kernels (Step F0b of the sums, D6 of the dots) carry
 // their own rounding and see only normal numbers, so nothing may change when another part of the process sets the
-// rounding mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment (and
-// checked there against the MPFR and Boost oracles); then each of the four rounding modes, with FTZ/DAZ off and on,
-// is set by the test and every result must come out bit for bit the same.
+// rounding mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment
+// (and checked there against the MPFR and Boost oracles); then each of the four rounding modes, with FTZ/DAZ off and
+// on, is set by the test and every result must come out bit for bit the same.
 //
 // The trees and comparison orders (tree.h, orders.h) do use native float arithmetic, and promise round-to-nearest-even
 // bits on every thread count (DESIGN §4): they run in the default environment whatever the caller's

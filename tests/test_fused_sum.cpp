@@ -263,7 +263,8 @@ void check_float32_edges(std::uint32_t lo, std::uint32_t hi, std::uint32_t windo
         for (std::size_t i = block; i < 3 * block; ++i) {
             const bool low = kind >= 2 && rng() % 16 == 0;
             const std::uint32_t field = !low ? top : kind >= 4 ? floor_field - 1 : floor_field;
-            const auto frac = static_cast<std::uint32_t>(low ? 0x7FFFFF - (rng() & 0xFF) : (rng() & 0x7FFFFF) | 0x600000);
+            const auto bits = static_cast<std::uint32_t>(rng());
+            const std::uint32_t frac = low ? 0x7FFFFFu - (bits & 0xFF) : (bits & 0x7FFFFF) | 0x600000u;
             xs[i] = std::bit_cast<float>(sign | field << 23 | frac);
         }
         check_against_slow(xs, "whole blocks");
