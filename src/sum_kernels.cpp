@@ -468,6 +468,18 @@ EXACTREF_INLINE_KERNEL void add_window(const format_info& f, targets t, const ty
     add_lane_sums<L>(f, t, window_sum<L, K, V>(x, n, top, next), top);
 }
 
+// The rest of a block whose one-pass sums were kept (F0, F0a, F0b): the bookkeeping of its first `counted` terms
+// (all non-zero), their largest magnitude bits `largest`, the last terms one by one, and the next guess.
+template <class L>
+void finish_one_pass(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
+                     std::size_t counted, std::uint64_t largest, int& top) noexcept {
+    if (t.sum) t.sum->note_terms(counted, true, true);
+    if (t.abs_sum) t.abs_sum->note_terms(counted, true, true);
+    if (t.largest && counted > 0) *t.largest = std::max(*t.largest, largest);
+    for (std::size_t i = counted; i < n; ++i) add_one<L>(f, t, x[i]);
+    if (counted > 0) top = one_pass_top<L>(static_cast<int>(largest >> L::frac_bits));
+}
+
 // Step F0 for one block with the guessed top (one_pass_top): true when every term lay in its window and the block is
 // summed, and then top becomes the guess for the next block; false (nothing added, top unchanged) otherwise.
 template <class L, pass K, std::size_t V>
@@ -480,11 +492,7 @@ EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const 
     // Every term lay in the window: floor <= |b| < the next binade above top.
     if (max_above_floor >> L::frac_bits > static_cast<std::uint64_t>(L::window)) return false;
     add_lane_sums<L>(f, t, sums, top);
-    if (t.sum) t.sum->note_terms(steps * step, true, true);  // every term counted is non-zero
-    if (t.abs_sum) t.abs_sum->note_terms(steps * step, true, true);
-    if (t.largest && steps > 0) *t.largest = std::max(*t.largest, max_above_floor + floor);
-    for (std::size_t i = steps * step; i < n; ++i) add_one<L>(f, t, x[i]);
-    if (steps > 0) top = one_pass_top<L>(static_cast<int>((max_above_floor + floor) >> L::frac_bits));
+    finish_one_pass<L>(f, t, x, n, steps * step, max_above_floor + floor, top);
     return true;
 }
 
@@ -540,6 +548,12 @@ constexpr bool has_f0b = std::is_same_v<L, binary64_layout> || std::is_same_v<L,
 template <class L>
 constexpr bool f0b_top(int top) noexcept {
     return top >= f0b_layout<L>::lowest_top && top <= f0b_layout<L>::highest_top;
+}
+
+// The bits of the smallest value of F0b's window below top (f0b_top(top): > 0).
+template <class L>
+std::uint64_t f0b_floor(int top) noexcept {
+    return static_cast<std::uint64_t>(top - f0b_layout<L>::window) << L::frac_bits;
 }
 
 // One block's F0b sums: Σx and Σ|x| in units of 2^unit_high (binary64's hi parts) and 2^unit_low, and the largest
@@ -642,13 +656,13 @@ struct f0b_step_binary64 {
     }
 };
 
-// binary64: the first `steps` whole steps of a block (8 terms a step). E = top - bias.
+// binary64: the first `steps` whole steps of a block (8 terms a step); the units are add_one_pass_f0b's.
 template <pass K>
 [[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary64(const std::uint64_t* x, std::size_t steps,
-                                                                     int top, std::uint64_t floor) noexcept {
+                                                                     std::uint64_t floor, int unit_high,
+                                                                     int unit_low) noexcept {
     using F = f0b_layout<binary64_layout>;
-    const int e = top - F::bias;
-    const int m = e + F::lane_log2;
+    const int m = unit_high + 52;  // σ's binade: the grid of the high parts is 2^(M - 52)
     const auto sigma_bits = static_cast<std::uint64_t>(m + F::bias) << 52 | std::uint64_t{1} << 51;  // 1.5·2^M
     const f0b_step_binary64<K> step{
         _mm512_set1_pd(std::bit_cast<double>(sigma_bits)),
@@ -657,7 +671,6 @@ template <pass K>
     f0b_set sets[2];
     __m512i max_above;
     f0b_steps(x, steps, step, sets, max_above);
-    const int unit_high = m - 52, unit_low = e - F::window - 52;
     f0b_sums r = f0b_totals<K>(f0b_lanes(sets, false, 0, unit_high), f0b_lanes(sets, false, 1, unit_low),
                                f0b_lanes(sets, true, 0, unit_high), f0b_lanes(sets, true, 1, unit_low));
     r.max_above_floor = _mm512_reduce_max_epu64(max_above);
@@ -715,13 +728,13 @@ bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_ty
                       int& top) noexcept {
     using F = f0b_layout<L>;
     const std::size_t steps = n / F::lanes;
-    const auto floor = static_cast<std::uint64_t>(top - F::window) << L::frac_bits;
+    const std::uint64_t floor = f0b_floor<L>(top);
     f0b_sums s;
     int unit_high, unit_low;
     if constexpr (std::is_same_v<L, binary64_layout>) {
-        s = f0b_block_binary64<K>(x, steps, top, floor);
-        unit_high = top - F::bias + F::lane_log2 - 52;
-        unit_low = top - F::bias - F::window - 52;
+        unit_high = top - F::bias + F::lane_log2 - 52;  // u1 = 2^(M - 52), M = E + lane_log2
+        unit_low = top - F::bias - F::window - 52;      // the ulp of the window's lowest binade
+        s = f0b_block_binary64<K>(x, steps, floor, unit_high, unit_low);
     } else {
         unit_high = unit_low = top - F::window - F::bias - L::frac_bits;
         s = f0b_block_binary32<K>(x, steps, static_cast<std::uint32_t>(floor), unit_low);
@@ -736,12 +749,7 @@ bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_ty
         t.abs_sum->add_lane_sum(s.abs_high, unit_high);
         t.abs_sum->add_lane_sum(s.abs_low, unit_low);
     }
-    const std::uint64_t largest = s.max_above_floor + floor;
-    if (t.sum) t.sum->note_terms(steps * F::lanes, true, true);  // every term counted is non-zero
-    if (t.abs_sum) t.abs_sum->note_terms(steps * F::lanes, true, true);
-    if (t.largest && steps > 0) *t.largest = std::max(*t.largest, largest);
-    for (std::size_t i = steps * F::lanes; i < n; ++i) add_one<L>(f, t, x[i]);
-    if (steps > 0) top = one_pass_top<L>(static_cast<int>(largest >> L::frac_bits));
+    finish_one_pass<L>(f, t, x, n, steps * F::lanes, s.max_above_floor + floor, top);
     return true;
 }
 #endif
@@ -753,8 +761,7 @@ typename L::bits_type one_pass_floor(int top) noexcept {
 #ifdef EXACTREF_X86_DISPATCH
     if constexpr (V == 64 && has_f0b<L>) {
         if (f0b_layout<L>::window > L::window && f0b_top<L>(top))
-            return static_cast<typename L::bits_type>(static_cast<std::uint64_t>(top - f0b_layout<L>::window)
-                                                      << L::frac_bits);
+            return static_cast<typename L::bits_type>(f0b_floor<L>(top));
     }
 #endif
     return window_floor<L>(top);

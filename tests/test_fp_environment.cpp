@@ -326,7 +326,8 @@ void one_pass_in_every_environment(std::uint64_t seed) {
             const auto quiet = kernels(xs);
             const unsigned raised = _mm_getcsr() & mxcsr_flags;
             _mm_setcsr(before);
-            ASSERT_EQ(raised, 0u) << "input " << i << " raised MXCSR flags " << raised << " under " << name(e);
+            ASSERT_EQ(raised, 0u) << "input " << i << " (seed " << seed << ") raised MXCSR flags " << raised
+                                  << " under " << name(e);
             // Every exception unmasked: a flag would trap (SIGFPE would end the test; none was raised above).
             _mm_setcsr((before & ~mxcsr_flags) & ~mxcsr_masks);
             const auto unmasked = kernels(xs);
