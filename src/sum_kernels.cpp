@@ -6,10 +6,10 @@
 //            term lay in the window; otherwise Steps F1-F5 (after a miss F0 waits 1, 3, ... 63 blocks).
 //   Step F0a binary32: F0's test (|b| - floor and its maximum) on 32-bit lanes, 16 terms a 512-bit vector; only the
 //            shift and the sums on 64-bit lanes, the two halves of each word apart (one_pass_word_pairs).
-//   Step F0b AVX-512, binary64 and binary32: F0's test with a window in which binary64 additions of the block's terms
-//            are exact in any order (binary32 widened; binary64 split into hi + lo as Rump's ExtractVector does), on
-//            the floating-point units with embedded round-to-nearest and exceptions suppressed; the sums are
-//            integers times a fixed unit, converted to int64 at the end of the block (exact).
+//   Step F0b AVX-512, binary64 and binary32: the block's terms added with binary64 additions (binary32 widened;
+//            binary64 split into hi + lo as Rump's ExtractVector does) under an MXCSR of its own; the sums, integers
+//            times a fixed unit, converted to int64 at the end of the block. No term is tested: the block counts when
+//            the processor's flags show that no addition or conversion was inexact or invalid.
 //   Step F1  per block of B terms, one pass computes the largest magnitude and the smallest non-zero magnitude.
 //   Step F2  a block holding Inf/NaN goes term by term (rare); a block of zeros only updates the signed-zero flags.
 //   Step F3  the window of `top` (a biased exponent; the first is the block's largest, subnormals counting as 1): a
@@ -469,7 +469,8 @@ EXACTREF_INLINE_KERNEL void add_window(const format_info& f, targets t, const ty
 }
 
 // The rest of a block whose one-pass sums were kept (F0, F0a, F0b): the bookkeeping of its first `counted` terms
-// (all non-zero), their largest magnitude bits `largest`, the last terms one by one, and the next guess.
+// (not all zero), their largest magnitude bits `largest`, the last terms one by one, and the next guess (from largest;
+// F0b passes 0 where it does not keep max|x|, and the guess stays).
 template <class L>
 void finish_one_pass(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
                      std::size_t counted, std::uint64_t largest, int& top) noexcept {
@@ -477,7 +478,7 @@ void finish_one_pass(const format_info& f, targets t, const typename L::bits_typ
     if (t.abs_sum) t.abs_sum->note_terms(counted, true, true);
     if (t.largest && counted > 0) *t.largest = std::max(*t.largest, largest);
     for (std::size_t i = counted; i < n; ++i) add_one<L>(f, t, x[i]);
-    if (counted > 0) top = one_pass_top<L>(static_cast<int>(largest >> L::frac_bits));
+    if (counted > 0 && largest != 0) top = one_pass_top<L>(static_cast<int>(largest >> L::frac_bits));
 }
 
 // Step F0 for one block with the guessed top (one_pass_top): true when every term lay in its window and the block is
@@ -497,24 +498,33 @@ EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const 
 }
 
 // ---- Step F0b -------------------------------------------------------------------------------------------------------
-// Step F0 on the floating-point units (AVX-512 only; docs/algorithms/superaccumulator.md, "F0b"). The same guessed top
-// g and the same test (the largest |b| - floor, which wraps for a term below the window), but with a window of W_b
-// binades chosen so that binary64 additions of the block's terms are exact, whatever their order: the sums are then
-// integers times a fixed unit, converted to int64 at the end of the block (exact) and added with add_lane_sum.
-//   binary32: each term widened to binary64 (exact) and added. A term of the window [g - W_b, g] is an integer
-//     multiple of U = 2^(g - W_b - bias - 23) below 2^(W_b + 24)·U; a lane takes at most c = 2^lane_log2 terms a
-//     block, so every partial sum is a multiple of U below c·2^(W_b + 24)·U <= 2^53·U: representable, so every
-//     addition is exact (in any rounding mode). W_b = 29 - lane_log2.
-//   binary64: Rump's split (ExtractVector, Rump, Ogita and Oishi, SIAM J. Sci. Comput. 31(1), 2008): with
-//     σ = 1.5·2^M, M = E + lane_log2 (E = g - bias, every |x| < 2^(E+1) <= 2^(M-lane_log2)), σ + x lies in
-//     [2^M, 2^(M+1)), so hi = RN(RN(σ + x) - σ) is x rounded to the grid u1 = 2^(M-52), exactly, and lo = x - hi is
-//     exact (|lo| <= u1/2, a multiple of x's ulp, so at most M - (E - W_b) <= 53 bits). hi sums: multiples of u1 below
-//     c·2^(E+1) = 2^53·u1, exact; lo sums: multiples of 2^(E - W_b - 52) below c·2^(M-53), exact when
-//     W_b <= 54 - 2·lane_log2. Rounding is RN by EVEX embedded rounding and every instruction suppresses exceptions
-//     (SAE), so neither the thread's rounding mode nor its exception masks matter, and no flag is raised (the sums of a
-//     block that misses, with terms outside the window, Inf or NaN, are dropped). FTZ/DAZ cannot matter either: every
-//     term that counts is a normal number and every partial sum is 0 or at least the unit, a normal binary64 (the
-//     range tests of f0b_top below).
+// Step F0 on the floating-point units (AVX-512 only; docs/algorithms/superaccumulator.md, "F0b"). With the same guessed
+// top g, a block's terms are added with binary64 additions into vector lanes, and the lane sums, integer multiples of a
+// fixed unit, are converted to int64 at the end of the block and added with add_lane_sum. No term is tested: the block
+// is kept when none of its additions and conversions was inexact or invalid, as the processor reports in MXCSR's
+// flags (IEEE 754-2019 7.6: inexact is signalled whenever the delivered result differs from the exact one; 7.2:
+// invalid for converting a NaN, an infinity or a value outside int64's range to an integer, and for Inf - Inf). The
+// block kernel loads its own MXCSR for the block (round to nearest, every exception masked, FTZ and DAZ off, no flag)
+// and puts the thread's back at its end: the caller's rounding mode, exception masks, FTZ/DAZ and flags neither
+// matter nor change, and nothing traps.
+//   Why a kept block is exact: every checked operation was exact, so each lane's binary64 sum is the exact sum of what
+//   it took, its conversion to an integer of units was exact (so it is a multiple of the unit), and the integers are
+//   within ±2^53 (checked too), which bounds the totals (f0b_lane_total).
+//   binary32: each term widened to binary64 (exact) and added. The unit is U = 2^(g - W_b - bias - 23), the ulp of the
+//     window's lowest binade: a term of the window [g - W_b, g] is a multiple of U below 2^(W_b + 24)·U, and a lane
+//     takes at most c = 2^lane_log2 terms a block, so the partial sums of such terms are multiples of U below
+//     c·2^(W_b + 24)·U <= 2^53·U, every addition is exact and a block of them is always kept (W_b = 29 - lane_log2).
+//     A term outside the window is kept where the sums happen to be exact anyway.
+//   binary64: Rump's split (ExtractVector, Rump, Ogita and Oishi, SIAM J. Sci. Comput. 31(1), 2008): hi = RN(RN(σ + x)
+//     - σ), σ = 1.5·2^M, M = E + lane_log2 (E = g - bias), with embedded RN and exceptions suppressed (its rounding is
+//     the point: no flag), and lo = x - hi, checked, so that hi + lo = x in a kept block. For a term of the window
+//     (|x| < 2^(E+1) <= 2^(M-lane_log2), at least 2^(E-W_b)) σ + x lies in [2^M, 2^(M+1)), so hi is x rounded to the
+//     grid u1 = 2^(M-52) and lo is exact (|lo| <= u1/2, a multiple of x's ulp); hi sums are multiples of u1 below
+//     c·2^(E+1) = 2^53·u1, lo sums multiples of 2^(E - W_b - 52) below c·2^(M-53), exact when W_b <= 54 -
+//     2·lane_log2: a block of window terms is always kept. Its range of g keeps σ finite and both units normal.
+// A kept block also needs a lane sum that is not zero: a block of zeros leaves the signed-zero bookkeeping to Step F2
+// (so does a block whose every lane cancels to zero, rarer still). The next guess comes from max|x| where the pass
+// keeps it (t.largest: one vrange a vector, no test), else g stays: a block that no longer fits misses.
 // The negative terms' sums N (pass::both) give Σ|x| = Σx - 2N. Two sets of accumulators take alternate steps, so that
 // one addition chain does not bound a step; c counts the terms one lane of one set takes.
 #ifdef EXACTREF_X86_DISPATCH
@@ -556,24 +566,35 @@ std::uint64_t f0b_floor(int top) noexcept {
     return static_cast<std::uint64_t>(top - f0b_layout<L>::window) << L::frac_bits;
 }
 
-// One block's F0b sums: Σx and Σ|x| in units of 2^unit_high (binary64's hi parts) and 2^unit_low, and the largest
-// |b| - floor (unsigned, as in F0).
+// MXCSR for a block: every exception masked (bits 7-12), round to nearest, FTZ and DAZ off, no flag set; and its flags
+// that end a block: precision (inexact), underflow, overflow, divide-by-zero, invalid (not denormal: exact).
+constexpr unsigned f0b_control = 0x1F80;
+constexpr unsigned f0b_lost = 0x3D;
+
+// One block's F0b sums: Σx and Σ|x| in units of 2^unit_high (binary64's hi parts) and 2^unit_low, max|b| (0 when the
+// pass does not keep it), and whether the block is kept.
 struct f0b_sums {
     std::int64_t sum_high = 0, sum_low = 0, abs_high = 0, abs_low = 0;
-    std::uint64_t max_above_floor = 0;
+    std::uint64_t largest = 0;
+    bool kept = false;
 };
 
-constexpr int f0b_round = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+constexpr int f0b_split_round = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;  // the split's RN, no flag
+constexpr int f0b_max_abs = 0x0B;  // vrange: the larger magnitude (bits 1:0 = 11), its sign cleared (bits 3:2 = 10)
 
-// v·2^-unit as int64 lanes: exact (v is an integer multiple of 2^unit below 2^53·2^unit; scalef does not round).
+// v·2^-unit as int64 lanes, by the MXCSR's round to nearest: exact or flagged (inexact, or invalid out of range).
 EXACTREF_TARGET_AVX512 inline __m512i f0b_integers(__m512d v, int unit) noexcept {
-    const __m512d scaled = _mm512_scalef_round_pd(v, _mm512_set1_pd(-unit), f0b_round);
-    return _mm512_cvt_roundpd_epi64(scaled, f0b_round);
+    return _mm512_cvtpd_epi64(_mm512_scalef_pd(v, _mm512_set1_pd(-unit)));
 }
 
-// The sum of v's 8 int64 lanes, modulo 2^64: in a kept block the exact value (each lane's |S|, |N| <= 2^53 units, a
-// total below 2^57); a block that misses may hold anything (the conversions of Inf, NaN or huge sums give
-// 0x8000000000000000), so the arithmetic is unsigned, without overflow, and its result is dropped.
+// The lanes of v above 2^53 in magnitude (INT64_MIN, the conversion of a NaN, counts as 2^63).
+EXACTREF_TARGET_AVX512 inline __mmask8 f0b_over(__m512i v) noexcept {
+    return _mm512_cmpgt_epu64_mask(_mm512_abs_epi64(v), _mm512_set1_epi64(std::int64_t{1} << 53));
+}
+
+// The sum of v's 8 int64 lanes, modulo 2^64: in a kept block the exact value (each lane's |S|, |N| <= 2^53 units, two
+// sets: a total below 2^57); a block that misses may hold anything, so the arithmetic is unsigned, without overflow,
+// and its result is dropped.
 EXACTREF_TARGET_AVX512 inline std::uint64_t f0b_lane_total(__m512i v) noexcept {
     alignas(64) std::uint64_t lanes[8];
     _mm512_store_si512(lanes, v);
@@ -606,141 +627,190 @@ struct f0b_set {
     __m512d s[2], n[2];
 };
 
-// The first `steps` whole steps (64 bytes each) of a block, each by step(p, set, max_above), alternately into the sets.
+// The thread's MXCSR, kept while a span is summed and put back at its end (the F0b blocks load f0b_control; the other
+// steps do not depend on it). Reading MXCSR waits for the instructions before it, so it is read once a span.
+struct f0b_environment {
+    unsigned user;
+    EXACTREF_TARGET_AVX512 f0b_environment() noexcept { asm volatile("vstmxcsr %0" : "=m"(user) : : "memory"); }
+    EXACTREF_TARGET_AVX512 ~f0b_environment() { asm volatile("vldmxcsr %0" : : "m"(user) : "memory"); }
+    f0b_environment(const f0b_environment&) = delete;
+    f0b_environment& operator=(const f0b_environment&) = delete;
+};
+
+// The start of a block: zeroes the accumulators and loads f0b_control (no flag set). The accumulators pass through
+// the load, so no addition of the block can be scheduled before it ("memory": nor a read).
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline void f0b_enter(f0b_set (&sets)[2]) noexcept {
+    for (f0b_set& set : sets) set.s[0] = set.s[1] = set.n[0] = set.n[1] = _mm512_setzero_pd();
+    const unsigned control = f0b_control;
+    asm volatile("vldmxcsr %8"
+                 : "+v"(sets[0].s[0]), "+v"(sets[0].s[1]), "+v"(sets[0].n[0]), "+v"(sets[0].n[1]),
+                   "+v"(sets[1].s[0]), "+v"(sets[1].s[1]), "+v"(sets[1].n[0]), "+v"(sets[1].n[1])
+                 : "m"(control)
+                 : "memory");
+}
+
+// The end of a block: reads the flags after the conversions (the integers are its inputs, so every checked operation
+// comes first). True when no operation was inexact or invalid.
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline bool f0b_leave(__m512i a, __m512i b, __m512i c,
+                                                                  __m512i d) noexcept {
+    unsigned flags;
+    asm volatile("vstmxcsr %0" : "=m"(flags) : "v"(a), "v"(b), "v"(c), "v"(d) : "memory");
+    return (flags & f0b_lost) == 0;
+}
+
+// The first `steps` whole steps (64 bytes each) of a block, each by step(p, set, largest), alternately into the sets.
 template <class Step>
 [[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline void f0b_steps(const typename Step::bits_type* x,
                                                                    std::size_t steps, const Step& step,
-                                                                   f0b_set (&sets)[2], __m512i& max_above) noexcept {
+                                                                   f0b_set (&sets)[2], __m512i& largest) noexcept {
     constexpr std::size_t terms = 64 / sizeof(typename Step::bits_type);
-    for (f0b_set& set : sets) set.s[0] = set.s[1] = set.n[0] = set.n[1] = _mm512_setzero_pd();
-    max_above = _mm512_setzero_si512();
     std::size_t i = 0;
     for (; i + 2 <= steps; i += 2) {
         __builtin_prefetch(x + terms * i + prefetch_ahead / sizeof(typename Step::bits_type));
         __builtin_prefetch(x + terms * (i + 1) + prefetch_ahead / sizeof(typename Step::bits_type));
-        step(x + terms * i, sets[0], max_above);
-        step(x + terms * (i + 1), sets[1], max_above);
+        step(x + terms * i, sets[0], largest);
+        step(x + terms * (i + 1), sets[1], largest);
     }
-    if (i < steps) step(x + terms * i, sets[0], max_above);
+    if (i < steps) step(x + terms * i, sets[0], largest);
 }
 
-// Both sets' vector v of sums (or of negative sums) as int64 lanes of unit 2^unit.
+// Both sets' vector v of sums (or of negative sums) as int64 lanes of unit 2^unit; the lanes above 2^53 into over.
 [[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline __m512i f0b_lanes(const f0b_set (&sets)[2], bool negatives,
-                                                                     int v, int unit) noexcept {
-    const auto& a = negatives ? sets[0].n[v] : sets[0].s[v];
-    const auto& b = negatives ? sets[1].n[v] : sets[1].s[v];
-    return _mm512_add_epi64(f0b_integers(a, unit), f0b_integers(b, unit));
+                                                                     int v, int unit, __mmask8& over) noexcept {
+    const __m512i a = f0b_integers(negatives ? sets[0].n[v] : sets[0].s[v], unit);
+    const __m512i b = f0b_integers(negatives ? sets[1].n[v] : sets[1].s[v], unit);
+    over |= f0b_over(a) | f0b_over(b);
+    return _mm512_add_epi64(a, b);
+}
+
+// The end of a block's kernel: the flags, the totals, and whether the block is kept (no flag, no lane above 2^53
+// units, a lane sum not zero).
+template <pass K>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline f0b_sums f0b_finish(__m512i s_high, __m512i s_low,
+                                                                       __m512i n_high, __m512i n_low,
+                                                                       __mmask8 over) noexcept {
+    const bool exact = f0b_leave(s_high, s_low, n_high, n_low);
+    f0b_sums r = f0b_totals<K>(s_high, s_low, n_high, n_low);
+    const __m512i any = _mm512_or_si512(s_high, s_low);
+    r.kept = exact && over == 0 && _mm512_test_epi64_mask(any, any) != 0;
+    return r;
 }
 
 // One step of F0b for binary64: 8 terms, split into hi (s[0]) and lo (s[1]) parts.
-template <pass K>
+template <pass K, bool Largest>
 struct f0b_step_binary64 {
     using bits_type = std::uint64_t;
     __m512d sigma;  // 1.5·2^M
-    __m512i abs_mask, floor_v;
+    __m512i abs_mask;
     [[gnu::always_inline]] EXACTREF_TARGET_AVX512 void operator()(const std::uint64_t* p, f0b_set& set,
-                                                                 __m512i& max_above) const noexcept {
+                                                                 __m512i& largest) const noexcept {
         const __m512i b = _mm512_loadu_si512(p);
-        const __m512i a = _mm512_and_si512(b, abs_mask);
-        max_above = _mm512_max_epu64(max_above, _mm512_sub_epi64(a, floor_v));
-        const __m512d v = _mm512_castsi512_pd(K == pass::abs_sum ? a : b);
-        const __m512d high = _mm512_sub_round_pd(_mm512_add_round_pd(v, sigma, f0b_round), sigma, f0b_round);
-        const __m512d low = _mm512_sub_round_pd(v, high, f0b_round);
-        set.s[0] = _mm512_add_round_pd(set.s[0], high, f0b_round);
-        set.s[1] = _mm512_add_round_pd(set.s[1], low, f0b_round);
+        const __m512d v = _mm512_castsi512_pd(K == pass::abs_sum ? _mm512_and_si512(b, abs_mask) : b);
+        if constexpr (Largest)
+            largest = _mm512_castpd_si512(
+                _mm512_range_round_pd(_mm512_castsi512_pd(largest), v, f0b_max_abs, _MM_FROUND_NO_EXC));
+        const __m512d high =
+            _mm512_sub_round_pd(_mm512_add_round_pd(v, sigma, f0b_split_round), sigma, f0b_split_round);
+        const __m512d low = _mm512_sub_pd(v, high);
+        set.s[0] = _mm512_add_pd(set.s[0], high);
+        set.s[1] = _mm512_add_pd(set.s[1], low);
         if constexpr (K == pass::both) {
             const __mmask8 negative = _mm512_movepi64_mask(b);
-            set.n[0] = _mm512_mask_add_round_pd(set.n[0], negative, set.n[0], high, f0b_round);
-            set.n[1] = _mm512_mask_add_round_pd(set.n[1], negative, set.n[1], low, f0b_round);
+            set.n[0] = _mm512_mask_add_pd(set.n[0], negative, set.n[0], high);
+            set.n[1] = _mm512_mask_add_pd(set.n[1], negative, set.n[1], low);
         }
     }
 };
 
 // binary64: the first `steps` whole steps of a block (8 terms a step); the units are add_one_pass_f0b's.
-template <pass K>
+template <pass K, bool Largest>
 [[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary64(const std::uint64_t* x, std::size_t steps,
-                                                                     std::uint64_t floor, int unit_high,
-                                                                     int unit_low) noexcept {
+                                                                     int unit_high, int unit_low) noexcept {
     using F = f0b_layout<binary64_layout>;
     const int m = unit_high + 52;  // σ's binade: the grid of the high parts is 2^(M - 52)
     const auto sigma_bits = static_cast<std::uint64_t>(m + F::bias) << 52 | std::uint64_t{1} << 51;  // 1.5·2^M
-    const f0b_step_binary64<K> step{
-        _mm512_set1_pd(std::bit_cast<double>(sigma_bits)),
-        _mm512_set1_epi64(static_cast<long long>(binary64_layout::abs_mask)),
-        _mm512_set1_epi64(static_cast<long long>(floor))};
+    const f0b_step_binary64<K, Largest> step{_mm512_set1_pd(std::bit_cast<double>(sigma_bits)),
+                                             _mm512_set1_epi64(static_cast<long long>(binary64_layout::abs_mask))};
     f0b_set sets[2];
-    __m512i max_above;
-    f0b_steps(x, steps, step, sets, max_above);
-    f0b_sums r = f0b_totals<K>(f0b_lanes(sets, false, 0, unit_high), f0b_lanes(sets, false, 1, unit_low),
-                               f0b_lanes(sets, true, 0, unit_high), f0b_lanes(sets, true, 1, unit_low));
-    r.max_above_floor = _mm512_reduce_max_epu64(max_above);
+    __m512i largest = _mm512_setzero_si512();
+    f0b_enter(sets);
+    f0b_steps(x, steps, step, sets, largest);
+    __mmask8 over = 0;
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i s_high = f0b_lanes(sets, false, 0, unit_high, over), s_low = f0b_lanes(sets, false, 1, unit_low, over);
+    const __m512i n_high = K == pass::both ? f0b_lanes(sets, true, 0, unit_high, over) : zero;
+    const __m512i n_low = K == pass::both ? f0b_lanes(sets, true, 1, unit_low, over) : zero;
+    f0b_sums r = f0b_finish<K>(s_high, s_low, n_high, n_low, over);
+    r.largest = _mm512_reduce_max_epu64(largest);
     return r;
 }
 
 // One step of F0b for binary32: 16 terms, the low 8 (s[0]) and the high 8 (s[1]) widened apart.
-template <pass K>
+template <pass K, bool Largest>
 struct f0b_step_binary32 {
     using bits_type = std::uint32_t;
-    __m512i abs_mask, floor_v;
     [[gnu::always_inline]] EXACTREF_TARGET_AVX512 void operator()(const std::uint32_t* p, f0b_set& set,
-                                                                 __m512i& max_above) const noexcept {
+                                                                 __m512i& largest) const noexcept {
         const __m512i w = _mm512_loadu_si512(p);
-        max_above = _mm512_max_epu32(max_above, _mm512_sub_epi32(_mm512_and_si512(w, abs_mask), floor_v));
+        if constexpr (Largest)
+            largest = _mm512_castps_si512(_mm512_range_round_ps(_mm512_castsi512_ps(largest),
+                                                                _mm512_castsi512_ps(w), f0b_max_abs,
+                                                                _MM_FROUND_NO_EXC));
         const auto* terms = reinterpret_cast<const float*>(p);  // the same bytes (loadu_ps reads through may_alias)
-        __m512d low = _mm512_cvt_roundps_pd(_mm256_loadu_ps(terms), _MM_FROUND_NO_EXC);
-        __m512d high = _mm512_cvt_roundps_pd(_mm256_loadu_ps(terms + 8), _MM_FROUND_NO_EXC);
+        __m512d low = _mm512_cvtps_pd(_mm256_loadu_ps(terms));
+        __m512d high = _mm512_cvtps_pd(_mm256_loadu_ps(terms + 8));
         if constexpr (K == pass::abs_sum) {
             low = _mm512_abs_pd(low);
             high = _mm512_abs_pd(high);
         }
-        set.s[0] = _mm512_add_round_pd(set.s[0], low, f0b_round);
-        set.s[1] = _mm512_add_round_pd(set.s[1], high, f0b_round);
+        set.s[0] = _mm512_add_pd(set.s[0], low);
+        set.s[1] = _mm512_add_pd(set.s[1], high);
         if constexpr (K == pass::both) {
             const __mmask16 negative = _mm512_movepi32_mask(w);
-            set.n[0] = _mm512_mask_add_round_pd(set.n[0], static_cast<__mmask8>(negative), set.n[0], low, f0b_round);
-            set.n[1] = _mm512_mask_add_round_pd(set.n[1], static_cast<__mmask8>(negative >> 8), set.n[1], high,
-                                                f0b_round);
+            set.n[0] = _mm512_mask_add_pd(set.n[0], static_cast<__mmask8>(negative), set.n[0], low);
+            set.n[1] = _mm512_mask_add_pd(set.n[1], static_cast<__mmask8>(negative >> 8), set.n[1], high);
         }
     }
 };
 
-// binary32: the first `steps` whole steps of a block (16 terms a step). Every term that counts is a multiple of
-// 2^unit, the ulp of the window's lowest binade.
-template <pass K>
+// binary32: the first `steps` whole steps of a block (16 terms a step), in units of 2^unit.
+template <pass K, bool Largest>
 [[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary32(const std::uint32_t* x, std::size_t steps,
-                                                                     std::uint32_t floor, int unit) noexcept {
-    const f0b_step_binary32<K> step{_mm512_set1_epi32(static_cast<int>(binary32_layout::abs_mask)),
-                                    _mm512_set1_epi32(static_cast<int>(floor))};
+                                                                     int unit) noexcept {
+    const f0b_step_binary32<K, Largest> step{};
     f0b_set sets[2];
-    __m512i max_above;
-    f0b_steps(x, steps, step, sets, max_above);
+    __m512i largest = _mm512_setzero_si512();
+    f0b_enter(sets);
+    f0b_steps(x, steps, step, sets, largest);
+    __mmask8 over = 0;
     const __m512i zero = _mm512_setzero_si512();
-    f0b_sums r = f0b_totals<K>(  // one unit: the "low" sums only
-        zero, _mm512_add_epi64(f0b_lanes(sets, false, 0, unit), f0b_lanes(sets, false, 1, unit)), zero,
-        _mm512_add_epi64(f0b_lanes(sets, true, 0, unit), f0b_lanes(sets, true, 1, unit)));
-    r.max_above_floor = _mm512_reduce_max_epu32(max_above);
+    const __m512i s = _mm512_add_epi64(f0b_lanes(sets, false, 0, unit, over), f0b_lanes(sets, false, 1, unit, over));
+    const __m512i n = K == pass::both
+                          ? _mm512_add_epi64(f0b_lanes(sets, true, 0, unit, over), f0b_lanes(sets, true, 1, unit, over))
+                          : zero;
+    f0b_sums r = f0b_finish<K>(zero, s, zero, n, over);  // one unit: the "low" sums only
+    r.largest = _mm512_reduce_max_epu32(largest);
     return r;
 }
 
-// Step F0b for one block with the guessed top (f0b_top(top)): as add_one_pass, with F0b's window.
+// Step F0b for one block with the guessed top (f0b_top(top)): as add_one_pass, with F0b's sums.
 template <class L, pass K>
 bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
                       int& top) noexcept {
     using F = f0b_layout<L>;
     const std::size_t steps = n / F::lanes;
-    const std::uint64_t floor = f0b_floor<L>(top);
     f0b_sums s;
     int unit_high, unit_low;
     if constexpr (std::is_same_v<L, binary64_layout>) {
         unit_high = top - F::bias + F::lane_log2 - 52;  // u1 = 2^(M - 52), M = E + lane_log2
         unit_low = top - F::bias - F::window - 52;      // the ulp of the window's lowest binade
-        s = f0b_block_binary64<K>(x, steps, floor, unit_high, unit_low);
+        s = t.largest ? f0b_block_binary64<K, true>(x, steps, unit_high, unit_low)
+                      : f0b_block_binary64<K, false>(x, steps, unit_high, unit_low);
     } else {
         unit_high = unit_low = top - F::window - F::bias - L::frac_bits;
-        s = f0b_block_binary32<K>(x, steps, static_cast<std::uint32_t>(floor), unit_low);
+        s = t.largest ? f0b_block_binary32<K, true>(x, steps, unit_low) : f0b_block_binary32<K, false>(x, steps, unit_low);
     }
-    // Every term lay in the window: floor <= |b| < the next binade above top.
-    if (s.max_above_floor >> L::frac_bits > static_cast<std::uint64_t>(F::window)) return false;
+    if (!s.kept) return false;
     if (t.sum) {
         t.sum->add_lane_sum(s.sum_high, unit_high);
         t.sum->add_lane_sum(s.sum_low, unit_low);
@@ -749,7 +819,7 @@ bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_ty
         t.abs_sum->add_lane_sum(s.abs_high, unit_high);
         t.abs_sum->add_lane_sum(s.abs_low, unit_low);
     }
-    finish_one_pass<L>(f, t, x, n, steps * F::lanes, s.max_above_floor + floor, top);
+    finish_one_pass<L>(f, t, x, n, steps * F::lanes, s.largest, top);
     return true;
 }
 #endif
@@ -943,6 +1013,10 @@ template <class L, pass K, std::size_t V>
 EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const typename L::bits_type* xs,
                                         std::size_t n) noexcept {
     using Bits = typename L::bits_type;
+#ifdef EXACTREF_X86_DISPATCH
+    struct no_environment {};
+    [[maybe_unused]] const std::conditional_t<V == 64 && has_f0b<L>, f0b_environment, no_environment> environment;
+#endif
     exponent_bins<L, K> bins;  // Step F5, zeroed when a block first needs it
     int guess = 0;             // Step F0's top for the next block (0: none)
     std::size_t wait = 0, backoff = 0;

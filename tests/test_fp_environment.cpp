@@ -236,10 +236,11 @@ TEST(FpEnvironment, Float32SameResults) { same_results_in_every_environment<floa
 TEST(FpEnvironment, Float16SameResults) { same_results_in_every_environment<float16>(5003); }
 TEST(FpEnvironment, Bfloat16SameResults) { same_results_in_every_environment<bfloat16>(5004); }
 
-// Step F0b (src/sum_kernels.cpp; AVX-512) adds binary64 and binary32 blocks on the floating-point units, with EVEX
-// embedded round-to-nearest and every exception suppressed: the results may not depend on the thread's rounding
-// mode or FTZ/DAZ, no status flag may be raised (not even by the blocks it drops: Inf, NaN, signalling NaN,
-// subnormals, Inf - Inf), and with every exception unmasked nothing may trap. The inputs reach F0b: N(0, 1) blocks,
+// Step F0b (src/sum_kernels.cpp; AVX-512) adds binary64 and binary32 blocks on the floating-point units under an MXCSR
+// of its own (round to nearest, every exception masked, FTZ/DAZ off), reads the flags it raised and puts the
+// caller's MXCSR back: the results may not depend on the thread's rounding mode or FTZ/DAZ, no status flag may be
+// left raised (not even by the blocks it drops: Inf, NaN, signalling NaN, subnormals, Inf - Inf), flags raised before
+// stay raised, the control bits come back as they were, and with every exception unmasked nothing may trap. The inputs reach F0b: N(0, 1) blocks,
 // with specials planted in some; blocks at the lowest top F0b takes (whose low parts' unit is the smallest normal
 // binary64, flushed under FTZ if F0b went lower) and at the highest; whole blocks of the split's ties.
 template <class T>
@@ -324,15 +325,25 @@ void one_pass_in_every_environment(std::uint64_t seed) {
             const unsigned before = _mm_getcsr();
             _mm_setcsr(before & ~mxcsr_flags);
             const auto quiet = kernels(xs);
-            const unsigned raised = _mm_getcsr() & mxcsr_flags;
+            const unsigned after = _mm_getcsr();
             _mm_setcsr(before);
-            ASSERT_EQ(raised, 0u) << "input " << i << " (seed " << seed << ") raised MXCSR flags " << raised
-                                  << " under " << name(e);
+            ASSERT_EQ(after & mxcsr_flags, 0u) << "input " << i << " (seed " << seed << ") raised MXCSR flags "
+                                               << (after & mxcsr_flags) << " under " << name(e);
+            ASSERT_EQ(after, before & ~mxcsr_flags) << "the control bits are the caller's again";
+            // Flags the caller had raised stay raised.
+            _mm_setcsr(before | mxcsr_flags);
+            const auto flagged = kernels(xs);
+            const unsigned after_flagged = _mm_getcsr();
+            _mm_setcsr(before);
+            EXPECT_EQ(after_flagged, before | mxcsr_flags);
+            EXPECT_EQ(quiet, flagged);
             // Every exception unmasked: a flag would trap (SIGFPE would end the test; none was raised above).
             _mm_setcsr((before & ~mxcsr_flags) & ~mxcsr_masks);
             const auto unmasked = kernels(xs);
+            const unsigned after_unmasked = _mm_getcsr();
             _mm_setcsr(before);
             EXPECT_EQ(quiet, unmasked);
+            EXPECT_EQ(after_unmasked, (before & ~mxcsr_flags) & ~mxcsr_masks);
 #endif
         }
     }

@@ -71,7 +71,8 @@ void check_format(std::uint64_t seed) {
 // (binary32), 43 (bfloat16) (the lane invariant of src/sum_kernels.cpp). Each plant sits on an edge of that window or
 // leaves it; float16 (W = 40 spans every binade) never takes Step F0. On AVX-512 binary64 and binary32 blocks take
 // Step F0b first, whose window holds [2^(2-W_b), 8), W_b = 40 (binary64; it contains F0's) and 23 (binary32; a term
-// below it but in F0a's window sends the block to F0a): plants 15-18 sit on its edges.
+// below it but in F0a's window sends the block to F0a): plants 15-18 sit on its edges. F0b keeps a block by the
+// processor's flags, not by a test of the terms: plants 19-25 are blocks it must keep or drop by them.
 constexpr std::size_t block = 2048;
 
 template <class T>
@@ -156,6 +157,30 @@ void plant(std::vector<T>& xs, int kind, std::size_t at) {
                 xs[i] = kind == 17 ? tie : negated(tie);
             }
             break;
+        // F0b keeps a block when its binary64 additions and conversions raised no flag and every lane integer is
+        // within 2^53 units (binary32: unit 2^-44, 2^6 terms a lane; binary64: hi grid 2^-43, 2^7 terms a lane).
+        case 19:  // a whole block of 8.0, above the guessed top: lanes of exactly 2^53 units, kept
+        case 20:  // ... of 16.0: 2^54 units, exact sums but over the bound
+        case 21:  // ... of 2^12: 2^62 units, each conversion exact, but two sets' lanes would wrap int64
+            for (std::size_t i = at; i < end; ++i) xs[i] = of<T>(kind == 19 ? 8.0 : kind == 20 ? 16.0 : 4096.0);
+            break;
+        case 22:  // runs of 32 terms 2^10·(1 + k·2^-13) and of (1 + 2^-23)·2^-20 in turn, so that every lane takes
+                  // both: terms of the window or above it whose partial sums need more than 53 bits (inexact)
+            for (std::size_t i = at; i < end; ++i)
+                xs[i] = of<T>(i / 32 % 2 == 0 ? std::ldexp(1.0 + std::ldexp(double(i % 8191), -13), 10)
+                                         : std::ldexp(1.0 + std::ldexp(1.0, -23), -20));
+            break;
+        case 25:  // plant 17's ties (binary64: every low part +u1/2, low sums up to 127·2^-44 before the last step)
+                  // and in the last step 2^-39·(1 + 2^-52), below the window: its addition to a low sum near 2^-37
+                  // (ulp 2^-89) is inexact, and only the flag shows it (the rounded sum is a whole number of units,
+                  // 2^-90, below 2^53 of them)
+            for (std::size_t i = at; i < end; ++i)
+                xs[i] = of<T>(i + 8 < end ? 8.0 - 1.5 * std::ldexp(1.0, -43) : std::ldexp(1.0 + std::ldexp(1.0, -52), -39));
+            break;
+        case 23:  // a whole block of -0.0, then of +0.0: left to Step F2 (signed zeros)
+        case 24:
+            for (std::size_t i = at; i < end; ++i) xs[i] = kind == 23 ? negated(of<T>(0.0)) : of<T>(0.0);
+            break;
         default: break;  // 14: no plant (every block takes Step F0)
     }
 }
@@ -188,7 +213,7 @@ void check_one_pass(std::uint64_t seed) {
     const std::size_t lengths[] = {3 * block - 1, 3 * block, 3 * block + 1, 3 * block + 7, 3 * block + 9,
                                    3 * block + 17, 5 * block + 33};
     for (const std::size_t n : lengths) {
-        for (int kind = 0; kind <= 18; ++kind) {
+        for (int kind = 0; kind <= 25; ++kind) {
             // positions: the first and last term of the second block, the middle of the third, the span's last term
             for (const std::size_t at : {block, 2 * block - 1, 2 * block + 777, n - 1}) {
                 const std::string label = "seed " + std::to_string(seed) + " n " + std::to_string(n) + " plant " +
