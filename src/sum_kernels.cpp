@@ -6,7 +6,7 @@
 //            term lay in the window; otherwise Steps F1-F5 (after a miss F0 waits 1, 3, ... 63 blocks).
 //   Step F0a binary32: F0's test (|b| - floor and its maximum) on 32-bit lanes, 16 terms a 512-bit vector; only the
 //            shift and the sums on 64-bit lanes, the two halves of each word apart (one_pass_word_pairs).
-//   Step F0b AVX-512, binary64 and binary32: the block's terms added with binary64 additions (binary32 widened;
+//   Step F0b AVX-512 and AVX2, binary64 and binary32: the block's terms added with binary64 additions (binary32 widened;
 //            binary64 split into hi + lo as Rump's ExtractVector does) under an MXCSR of its own; the sums, integers
 //            times a fixed unit, converted to int64 at the end of the block. No term is tested: the block counts when
 //            the processor's flags show that no addition or conversion was inexact or invalid.
@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>  // std::memcpy: unaligned vector loads
+#include <iterator>
 #include <type_traits>
 #include <utility>  // std::pair
 
@@ -63,7 +64,7 @@ constexpr std::size_t block_size = std::size_t{1} << block_log2;  // B: see the 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>  // Step F0b: EVEX embedded rounding (RN, exceptions suppressed)
+#include <immintrin.h>  // Step F0b: AVX-512 (embedded rounding) and AVX2 intrinsics
 #pragma GCC diagnostic pop
 #define EXACTREF_TARGET_AVX512 EXACTREF_TARGET_V4
 #define EXACTREF_TARGET_AVX2 EXACTREF_TARGET_V3
@@ -498,7 +499,7 @@ EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const 
 }
 
 // ---- Step F0b -------------------------------------------------------------------------------------------------------
-// Step F0 on the floating-point units (AVX-512 only; docs/algorithms/superaccumulator.md, "F0b"). With the same guessed
+// Step F0 on the floating-point units (AVX-512 and AVX2; docs/algorithms/superaccumulator.md, "F0b"). With the same guessed
 // top g, a block's terms are added with binary64 additions into vector lanes, and the lane sums, integer multiples of a
 // fixed unit, are converted to int64 at the end of the block and added with add_lane_sum. No term is tested: the block
 // is kept when none of its additions and conversions was inexact or invalid, as the processor reports in MXCSR's
@@ -528,42 +529,46 @@ EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const 
 // The negative terms' sums N (pass::both) give Σ|x| = Σx - 2N. Two sets of accumulators take alternate steps, so that
 // one addition chain does not bound a step; c counts the terms one lane of one set takes.
 #ifdef EXACTREF_X86_DISPATCH
-template <class L>
+// The layouts per vector width V (bytes): AVX-512 (V = 64) takes 64-byte steps, AVX2 (V = 32) 32-byte steps; both keep
+// two sets of accumulators, so a lane of one set takes c = 2^lane_log2 terms of a block of 2^block_log2.
+template <class L, std::size_t V>
 struct f0b_layout;
-template <>
-struct f0b_layout<binary64_layout> {
-    static constexpr int lanes = 8;                                    // terms a step
-    static constexpr int lane_log2 = block_log2 - 3 - 1;               // 8 lanes, two sets: c = 2^7
-    static constexpr int window = 54 - 2 * lane_log2;                  // W_b = 40
+template <std::size_t V>
+struct f0b_layout<binary64_layout, V> {
+    static constexpr int lanes = V / 8;                                       // terms a step, one a lane
+    static constexpr int lane_log2 = block_log2 - static_cast<int>(std::bit_width(V / 8));  // log2(B / lanes / 2): 7, 8
+    static constexpr int window = 54 - 2 * lane_log2;                         // W_b = 40, 38
     static constexpr int bias = 1023;
     // g's range: the floor normal and above zero, σ and c·2^(E+1) = 2^(M+1) finite, the lo unit normal.
-    static constexpr int lowest_top = std::max(window + 2, -1022 + window + 52 + bias);  // 93
+    static constexpr int lowest_top = std::max(window + 2, -1022 + window + 52 + bias);  // 93, 91
     static constexpr int highest_top = 1020 - lane_log2 + bias;
 };
-template <>
-struct f0b_layout<binary32_layout> {
-    static constexpr int lanes = 16;
-    static constexpr int lane_log2 = block_log2 - 4 - 1;  // 16 terms a step in two 8-lane halves, two sets: c = 2^6
-    static constexpr int window = 29 - lane_log2;        // W_b = 23
+template <std::size_t V>
+struct f0b_layout<binary32_layout, V> {
+    static constexpr int lanes = V / 4;  // terms a step, in two vectors of V/8 binary64 lanes (the low, the high half)
+    static constexpr int lane_log2 = block_log2 - static_cast<int>(std::bit_width(V / 4));  // log2(B / lanes / 2): 6, 7
+    static constexpr int window = 29 - lane_log2;                               // W_b = 23, 22
     static constexpr int bias = 127;
-    static constexpr int lowest_top = window + 2;         // every binary32 unit here is a normal binary64
+    static constexpr int lowest_top = window + 2;  // every binary32 unit here is a normal binary64
     static constexpr int highest_top = 254;
 };
-static_assert(f0b_layout<binary64_layout>::window == 40 && f0b_layout<binary32_layout>::window == 23);
-static_assert(f0b_layout<binary64_layout>::window > binary64_layout::window, "F0b's window contains F0's");
+static_assert(f0b_layout<binary64_layout, 64>::window == 40 && f0b_layout<binary32_layout, 64>::window == 23);
+static_assert(f0b_layout<binary64_layout, 32>::window == 38 && f0b_layout<binary32_layout, 32>::window == 22);
+static_assert(f0b_layout<binary64_layout, 32>::window > binary64_layout::window, "F0b's window contains F0's");
 
-template <class L>
-constexpr bool has_f0b = std::is_same_v<L, binary64_layout> || std::is_same_v<L, binary32_layout>;
+template <class L, std::size_t V>
+constexpr bool has_f0b = (V == 64 || V == 32) &&
+                         (std::is_same_v<L, binary64_layout> || std::is_same_v<L, binary32_layout>);
 
-template <class L>
+template <class L, std::size_t V>
 constexpr bool f0b_top(int top) noexcept {
-    return top >= f0b_layout<L>::lowest_top && top <= f0b_layout<L>::highest_top;
+    return top >= f0b_layout<L, V>::lowest_top && top <= f0b_layout<L, V>::highest_top;
 }
 
 // The bits of the smallest value of F0b's window below top (f0b_top(top): > 0).
-template <class L>
+template <class L, std::size_t V>
 std::uint64_t f0b_floor(int top) noexcept {
-    return static_cast<std::uint64_t>(top - f0b_layout<L>::window) << L::frac_bits;
+    return static_cast<std::uint64_t>(top - f0b_layout<L, V>::window) << L::frac_bits;
 }
 
 // MXCSR for a block: every exception masked (bits 7-12), round to nearest, FTZ and DAZ off, no flag set; and its flags
@@ -631,20 +636,20 @@ struct f0b_set {
 // steps do not depend on it). Reading MXCSR waits for the instructions before it, so it is read once a span.
 struct f0b_environment {
     unsigned user;
-    EXACTREF_TARGET_AVX512 f0b_environment() noexcept { asm volatile("vstmxcsr %0" : "=m"(user) : : "memory"); }
-    EXACTREF_TARGET_AVX512 ~f0b_environment() { asm volatile("vldmxcsr %0" : : "m"(user) : "memory"); }
+    EXACTREF_TARGET_AVX2 f0b_environment() noexcept { asm volatile("vstmxcsr %0" : "=m"(user) : : "memory"); }
+    EXACTREF_TARGET_AVX2 ~f0b_environment() { asm volatile("vldmxcsr %0" : : "m"(user) : "memory"); }
     f0b_environment(const f0b_environment&) = delete;
     f0b_environment& operator=(const f0b_environment&) = delete;
 };
 
-// The start of a block: zeroes the accumulators and loads f0b_control (no flag set). The accumulators pass through
-// the load, so no addition of the block can be scheduled before it ("memory": nor a read).
-[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline void f0b_enter(f0b_set (&sets)[2]) noexcept {
-    for (f0b_set& set : sets) set.s[0] = set.s[1] = set.n[0] = set.n[1] = _mm512_setzero_pd();
+// The start of a block: loads f0b_control (no flag set) into MXCSR. The accumulators (zeroed by the caller) pass
+// through the load, so no addition of the block can be scheduled before it ("memory": nor a read).
+template <class Set>
+[[gnu::always_inline]] inline void f0b_enter(Set (&sets)[2]) noexcept {
     const unsigned control = f0b_control;
     asm volatile("vldmxcsr %8"
-                 : "+v"(sets[0].s[0]), "+v"(sets[0].s[1]), "+v"(sets[0].n[0]), "+v"(sets[0].n[1]),
-                   "+v"(sets[1].s[0]), "+v"(sets[1].s[1]), "+v"(sets[1].n[0]), "+v"(sets[1].n[1])
+                 : "+x"(sets[0].s[0]), "+x"(sets[0].s[1]), "+x"(sets[0].n[0]), "+x"(sets[0].n[1]),
+                   "+x"(sets[1].s[0]), "+x"(sets[1].s[1]), "+x"(sets[1].n[0]), "+x"(sets[1].n[1])
                  : "m"(control)
                  : "memory");
 }
@@ -726,12 +731,12 @@ struct f0b_step_binary64 {
 template <pass K, bool Largest>
 [[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary64(const std::uint64_t* x, std::size_t steps,
                                                                      int unit_high, int unit_low) noexcept {
-    using F = f0b_layout<binary64_layout>;
+    using F = f0b_layout<binary64_layout, 64>;
     const int m = unit_high + 52;  // σ's binade: the grid of the high parts is 2^(M - 52)
     const auto sigma_bits = static_cast<std::uint64_t>(m + F::bias) << 52 | std::uint64_t{1} << 51;  // 1.5·2^M
     const f0b_step_binary64<K, Largest> step{_mm512_set1_pd(std::bit_cast<double>(sigma_bits)),
                                              _mm512_set1_epi64(static_cast<long long>(binary64_layout::abs_mask))};
-    f0b_set sets[2];
+    f0b_set sets[2]{};  // zeroes
     __m512i largest = _mm512_setzero_si512();
     f0b_enter(sets);
     f0b_steps(x, steps, step, sets, largest);
@@ -778,7 +783,7 @@ template <pass K, bool Largest>
 [[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary32(const std::uint32_t* x, std::size_t steps,
                                                                      int unit) noexcept {
     const f0b_step_binary32<K, Largest> step{};
-    f0b_set sets[2];
+    f0b_set sets[2]{};  // zeroes
     __m512i largest = _mm512_setzero_si512();
     f0b_enter(sets);
     f0b_steps(x, steps, step, sets, largest);
@@ -793,22 +798,207 @@ template <pass K, bool Largest>
     return r;
 }
 
+// ---- Step F0b on AVX2 (V = 32): the same sums on 4 binary64 lanes, with what AVX2 has. Without embedded rounding
+// the binary64 split is hi = round(x·2^(52-M))·2^(M-52) (vroundpd to nearest with its precision exception
+// suppressed, imm8 bit 3; the two scalings by powers of two are exact and checked), the same hi as σ's split; the
+// negative terms' sums take min(x, 0) (binary32) or x's sign as a blend mask (binary64); max|x| by integer (binary32)
+// or floating-point (binary64) maxima of the magnitudes; and with no vcvtpd2qq the lanes are converted one by one
+// (cvtsd2si: MXCSR's round to nearest, flagged like the vector conversion) at the end of the block.
+struct f0b_set2 {
+    __m256d s[2], n[2];
+};
+
+// 2^e in every lane, e in [-1022, 1023] (every unit of a g that F0b takes).
+[[gnu::always_inline]] EXACTREF_TARGET_AVX2 inline __m256d f0b_power2(int e) noexcept {
+    return _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(static_cast<std::uint64_t>(1023 + e) << 52)));
+}
+
+// The integers of a block on AVX2: the lanes of both sets' vector v (sums or negative sums), scaled by 2^-unit and
+// converted one by one, summed modulo 2^64; over and nonzero collect the lanes above 2^53 and the non-zero ones, and
+// order the XOR of every integer (an input of the flags' read).
+struct f0b_integers2 {
+    std::uint64_t order = 0;
+    bool over = false, nonzero = false;
+    [[gnu::always_inline]] EXACTREF_TARGET_AVX2 std::uint64_t total(const f0b_set2 (&sets)[2], bool negatives, int v,
+                                                                    int unit) noexcept {
+        const __m256d scale = f0b_power2(-unit);
+        alignas(32) double lanes[8];
+        _mm256_store_pd(lanes, _mm256_mul_pd(negatives ? sets[0].n[v] : sets[0].s[v], scale));
+        _mm256_store_pd(lanes + 4, _mm256_mul_pd(negatives ? sets[1].n[v] : sets[1].s[v], scale));
+        std::uint64_t sum = 0;
+        for (const double lane : lanes) {
+            const std::int64_t i = _mm_cvtsd_si64(_mm_set_sd(lane));  // INT64_MIN for NaN or out of range: flagged
+            const auto u = static_cast<std::uint64_t>(i);
+            sum += u;
+            order ^= u;
+            over |= u + (std::uint64_t{1} << 53) > (std::uint64_t{1} << 54);  // |i| > 2^53
+            nonzero |= !negatives && i != 0;
+        }
+        return sum;
+    }
+};
+
+// As f0b_steps with 32-byte steps: a pair of them (64 bytes, one prefetch) a turn, the first into sets[0].
+template <class Step, class Largest>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX2 inline void f0b_steps2(const typename Step::bits_type* x,
+                                                                  std::size_t steps, const Step& step,
+                                                                  f0b_set2 (&sets)[2], Largest& largest) noexcept {
+    constexpr std::size_t terms = 32 / sizeof(typename Step::bits_type);
+    for (std::size_t i = 0; i < steps; i += 2) {
+        const typename Step::bits_type* p = x + terms * i;
+        __builtin_prefetch(p + prefetch_ahead / sizeof(typename Step::bits_type));
+        step(p, sets[0], largest);
+        if (i + 1 < steps) step(p + terms, sets[1], largest);
+    }
+}
+
+[[gnu::always_inline]] EXACTREF_TARGET_AVX2 inline bool f0b_leave2(std::uint64_t order) noexcept {
+    unsigned flags;
+    asm volatile("vstmxcsr %0" : "=m"(flags) : "r"(order) : "memory");
+    return (flags & f0b_lost) == 0;
+}
+
+template <pass K>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX2 inline f0b_sums f0b_finish2(const f0b_set2 (&sets)[2], int unit_high,
+                                                                       int unit_low, bool split) noexcept {
+    f0b_integers2 c;
+    const std::uint64_t s_high = split ? c.total(sets, false, 0, unit_high) : 0;
+    std::uint64_t s_low = c.total(sets, false, 1, unit_low);
+    if (!split) s_low += c.total(sets, false, 0, unit_low);
+    std::uint64_t n_high = 0, n_low = 0;
+    if constexpr (K == pass::both) {
+        if (split) n_high = c.total(sets, true, 0, unit_high);
+        n_low = c.total(sets, true, 1, unit_low);
+        if (!split) n_low += c.total(sets, true, 0, unit_low);
+    }
+    const bool exact = f0b_leave2(c.order);
+    f0b_sums r;  // as f0b_totals
+    if constexpr (K == pass::abs_sum) {
+        r.abs_high = static_cast<std::int64_t>(s_high);
+        r.abs_low = static_cast<std::int64_t>(s_low);
+    } else {
+        r.sum_high = static_cast<std::int64_t>(s_high);
+        r.sum_low = static_cast<std::int64_t>(s_low);
+        if constexpr (K == pass::both) {
+            r.abs_high = static_cast<std::int64_t>(s_high - 2 * n_high);
+            r.abs_low = static_cast<std::int64_t>(s_low - 2 * n_low);
+        }
+    }
+    r.kept = exact && !c.over && c.nonzero;
+    return r;
+}
+
+// One step of F0b for binary64 on AVX2: 4 terms, split into hi (s[0]) and lo (s[1]) parts.
+template <pass K, bool Largest>
+struct f0b_step2_binary64 {
+    using bits_type = std::uint64_t;
+    __m256d down, up, magnitude;  // 2^(52-M), 2^(M-52), the magnitude bits
+    [[gnu::always_inline]] EXACTREF_TARGET_AVX2 void operator()(const std::uint64_t* p, f0b_set2& set,
+                                                               __m256d& largest) const noexcept {
+        const __m256d b = _mm256_loadu_pd(reinterpret_cast<const double*>(p));
+        const __m256d a = _mm256_and_pd(b, magnitude);
+        const __m256d v = K == pass::abs_sum ? a : b;
+        if constexpr (Largest) largest = _mm256_max_pd(largest, a);
+        const __m256d high = _mm256_mul_pd(
+            _mm256_round_pd(_mm256_mul_pd(v, down), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), up);
+        const __m256d low = _mm256_sub_pd(v, high);
+        set.s[0] = _mm256_add_pd(set.s[0], high);
+        set.s[1] = _mm256_add_pd(set.s[1], low);
+        if constexpr (K == pass::both) {
+            const __m256d zero = _mm256_setzero_pd();
+            set.n[0] = _mm256_add_pd(set.n[0], _mm256_blendv_pd(zero, high, b));  // where b's sign bit is set
+            set.n[1] = _mm256_add_pd(set.n[1], _mm256_blendv_pd(zero, low, b));
+        }
+    }
+};
+
+// A block on AVX2: its steps by step, then the integers, the flags and max|x| (the largest lane of `largest`, a vector
+// of magnitudes of the format's width).
+template <pass K, class Step, class Largest>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX2 inline f0b_sums f0b_block2(const typename Step::bits_type* x,
+                                                                     std::size_t steps, const Step& step,
+                                                                     int unit_high, int unit_low, bool split) noexcept {
+    f0b_set2 sets[2]{};
+    Largest largest{};
+    f0b_enter(sets);
+    f0b_steps2(x, steps, step, sets, largest);
+    f0b_sums r = f0b_finish2<K>(sets, unit_high, unit_low, split);
+    typename Step::bits_type lanes[sizeof(Largest) / sizeof(typename Step::bits_type)];
+    std::memcpy(lanes, &largest, sizeof lanes);
+    r.largest = *std::max_element(std::begin(lanes), std::end(lanes));
+    return r;
+}
+
+template <pass K, bool Largest>
+[[gnu::noinline]] EXACTREF_TARGET_AVX2 f0b_sums f0b_block2_binary64(const std::uint64_t* x, std::size_t steps,
+                                                                    int unit_high, int unit_low) noexcept {
+    const f0b_step2_binary64<K, Largest> step{
+        f0b_power2(-unit_high), f0b_power2(unit_high),
+        _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(binary64_layout::abs_mask)))};
+    return f0b_block2<K, f0b_step2_binary64<K, Largest>, __m256d>(x, steps, step, unit_high, unit_low, true);
+}
+
+// One step of F0b for binary32 on AVX2: 8 terms, the low 4 (s[0]) and the high 4 (s[1]) widened apart.
+template <pass K, bool Largest>
+struct f0b_step2_binary32 {
+    using bits_type = std::uint32_t;
+    __m256i magnitude;
+    [[gnu::always_inline]] EXACTREF_TARGET_AVX2 void operator()(const std::uint32_t* p, f0b_set2& set,
+                                                               __m256i& largest) const noexcept {
+        if constexpr (Largest)
+            largest = _mm256_max_epu32(largest,
+                                       _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+                                                        magnitude));
+        const auto* terms = reinterpret_cast<const float*>(p);
+        __m256d low = _mm256_cvtps_pd(_mm_loadu_ps(terms));
+        __m256d high = _mm256_cvtps_pd(_mm_loadu_ps(terms + 4));
+        const __m256d zero = _mm256_setzero_pd();
+        if constexpr (K == pass::abs_sum) {
+            const __m256d sign = _mm256_set1_pd(-0.0);
+            low = _mm256_andnot_pd(sign, low);
+            high = _mm256_andnot_pd(sign, high);
+        }
+        set.s[0] = _mm256_add_pd(set.s[0], low);
+        set.s[1] = _mm256_add_pd(set.s[1], high);
+        if constexpr (K == pass::both) {
+            set.n[0] = _mm256_add_pd(set.n[0], _mm256_min_pd(low, zero));
+            set.n[1] = _mm256_add_pd(set.n[1], _mm256_min_pd(high, zero));
+        }
+    }
+};
+
+template <pass K, bool Largest>
+[[gnu::noinline]] EXACTREF_TARGET_AVX2 f0b_sums f0b_block2_binary32(const std::uint32_t* x, std::size_t steps,
+                                                                    int unit) noexcept {
+    const f0b_step2_binary32<K, Largest> step{_mm256_set1_epi32(static_cast<int>(binary32_layout::abs_mask))};
+    return f0b_block2<K, f0b_step2_binary32<K, Largest>, __m256i>(x, steps, step, unit, unit, false);
+}
+
 // Step F0b for one block with the guessed top (f0b_top(top)): as add_one_pass, with F0b's sums.
-template <class L, pass K>
+template <class L, pass K, std::size_t V>
 bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_type* x, std::size_t n,
                       int& top) noexcept {
-    using F = f0b_layout<L>;
+    using F = f0b_layout<L, V>;
     const std::size_t steps = n / F::lanes;
     f0b_sums s;
     int unit_high, unit_low;
     if constexpr (std::is_same_v<L, binary64_layout>) {
         unit_high = top - F::bias + F::lane_log2 - 52;  // u1 = 2^(M - 52), M = E + lane_log2
         unit_low = top - F::bias - F::window - 52;      // the ulp of the window's lowest binade
-        s = t.largest ? f0b_block_binary64<K, true>(x, steps, unit_high, unit_low)
-                      : f0b_block_binary64<K, false>(x, steps, unit_high, unit_low);
+        if constexpr (V == 64)
+            s = t.largest ? f0b_block_binary64<K, true>(x, steps, unit_high, unit_low)
+                          : f0b_block_binary64<K, false>(x, steps, unit_high, unit_low);
+        else
+            s = t.largest ? f0b_block2_binary64<K, true>(x, steps, unit_high, unit_low)
+                          : f0b_block2_binary64<K, false>(x, steps, unit_high, unit_low);
     } else {
         unit_high = unit_low = top - F::window - F::bias - L::frac_bits;
-        s = t.largest ? f0b_block_binary32<K, true>(x, steps, unit_low) : f0b_block_binary32<K, false>(x, steps, unit_low);
+        if constexpr (V == 64)
+            s = t.largest ? f0b_block_binary32<K, true>(x, steps, unit_low)
+                          : f0b_block_binary32<K, false>(x, steps, unit_low);
+        else
+            s = t.largest ? f0b_block2_binary32<K, true>(x, steps, unit_low)
+                          : f0b_block2_binary32<K, false>(x, steps, unit_low);
     }
     if (!s.kept) return false;
     if (t.sum) {
@@ -829,9 +1019,9 @@ bool add_one_pass_f0b(const format_info& f, targets t, const typename L::bits_ty
 template <class L, std::size_t V>
 typename L::bits_type one_pass_floor(int top) noexcept {
 #ifdef EXACTREF_X86_DISPATCH
-    if constexpr (V == 64 && has_f0b<L>) {
-        if (f0b_layout<L>::window > L::window && f0b_top<L>(top))
-            return static_cast<typename L::bits_type>(f0b_floor<L>(top));
+    if constexpr (has_f0b<L, V>) {
+        if (f0b_layout<L, V>::window > L::window && f0b_top<L, V>(top))
+            return static_cast<typename L::bits_type>(f0b_floor<L, V>(top));
     }
 #endif
     return window_floor<L>(top);
@@ -847,12 +1037,12 @@ template <class L, pass K, std::size_t V>
 EXACTREF_INLINE_KERNEL bool add_one_pass_any(const format_info& f, targets t, const typename L::bits_type* x,
                                              std::size_t n, int& top, [[maybe_unused]] one_pass_waits& w) noexcept {
 #ifdef EXACTREF_X86_DISPATCH
-    if constexpr (V == 64 && has_f0b<L>) {
-        if (f0b_top<L>(top)) {
-            if constexpr (f0b_layout<L>::window >= L::window) {
-                return add_one_pass_f0b<L, K>(f, t, x, n, top);
+    if constexpr (has_f0b<L, V>) {
+        if (f0b_top<L, V>(top)) {
+            if constexpr (f0b_layout<L, V>::window >= L::window) {
+                return add_one_pass_f0b<L, K, V>(f, t, x, n, top);
             } else if (w.f0b_wait == 0) {
-                if (add_one_pass_f0b<L, K>(f, t, x, n, top)) {
+                if (add_one_pass_f0b<L, K, V>(f, t, x, n, top)) {
                     w.f0b_backoff = 0;
                     return true;
                 }
@@ -1015,7 +1205,7 @@ EXACTREF_INLINE_KERNEL void add_blocked(const format_info& f, targets t, const t
     using Bits = typename L::bits_type;
 #ifdef EXACTREF_X86_DISPATCH
     struct no_environment {};
-    [[maybe_unused]] const std::conditional_t<V == 64 && has_f0b<L>, f0b_environment, no_environment> environment;
+    [[maybe_unused]] const std::conditional_t<has_f0b<L, V>, f0b_environment, no_environment> environment;
 #endif
     exponent_bins<L, K> bins;  // Step F5, zeroed when a block first needs it
     int guess = 0;             // Step F0's top for the next block (0: none)

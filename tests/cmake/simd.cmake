@@ -19,8 +19,10 @@ foreach(level avx2 base)
   # The exact dot: the cap turns Step D6 (AVX-512 only) off, and base also the binary64 FMA lane kernels (every
   # binary64 pair then takes Step D1); the narrow formats' Steps D1-D5 dispatch on the CPU alone (target_clones).
   add_test(NAME simd_${level}.dot COMMAND test_dot --gtest_filter=Dot.*:DotExtraction.*)
+  # Step F0b's AVX2 version (src/sum_kernels.cpp) in every rounding mode, FTZ/DAZ, flags and traps (base: F0-F5 only).
+  add_test(NAME simd_${level}.fp_environment COMMAND test_fp_environment --gtest_filter=FpEnvironment.OnePass*)
   set_tests_properties(simd_${level}.accumulator_random simd_${level}.fused_sum simd_${level}.structured
-                       simd_${level}.dot
+                       simd_${level}.dot simd_${level}.fp_environment
                        PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=${simd_rerun_scale}" LABELS unit)
   # covers()' block filter over compact arrays (src/covers_block.h) and Step P5's lanes over a product's elements
   # (src/covers_source_block.h) have the same three versions, but their tests choose the version themselves: the
