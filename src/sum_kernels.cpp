@@ -504,10 +504,10 @@ EXACTREF_INLINE_KERNEL bool add_one_pass(const format_info& f, targets t, const 
 // fixed unit, are converted to int64 at the end of the block and added with add_lane_sum. No term is tested: the block
 // is kept when none of its additions and conversions was inexact or invalid, as the processor reports in MXCSR's
 // flags (IEEE 754-2019 7.6: inexact is signalled whenever the delivered result differs from the exact one; 7.2:
-// invalid for converting a NaN, an infinity or a value outside int64's range to an integer, and for Inf - Inf). The
-// block kernel loads its own MXCSR for the block (round to nearest, every exception masked, FTZ and DAZ off, no flag)
-// and puts the thread's back at its end: the caller's rounding mode, exception masks, FTZ/DAZ and flags neither
-// matter nor change, and nothing traps.
+// invalid for converting a NaN, an infinity or a value outside int64's range to an integer, and for Inf - Inf). Each
+// block loads an MXCSR of its own (round to nearest, every exception masked, FTZ and DAZ off, no flag); the thread's
+// is read once a span and put back at the span's end (f0b_environment): the caller's rounding mode, exception masks,
+// FTZ/DAZ and flags neither matter nor change, and nothing traps.
 //   Why a kept block is exact: every checked operation was exact, so each lane's binary64 sum is the exact sum of what
 //   it took, its conversion to an integer of units was exact (so it is a multiple of the unit), and the integers are
 //   within ±2^53 (checked too), which bounds the totals (f0b_lane_total).

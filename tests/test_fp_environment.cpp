@@ -1,6 +1,6 @@
-// The library decodes with integers only, and its floating-point kernels (Step F0b of the sums, D6 of the dots) carry
-// their own rounding and see only normal numbers, so nothing may change when another part of the process sets the
-// rounding mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment
+// The library decodes with integers only, and its floating-point kernels carry their own rounding and see only normal
+// numbers (D6 of the dots) or run under an MXCSR of their own and put the caller's back (Step F0b of the sums), so
+// nothing may change when another part of the process sets the rounding mode or FTZ/DAZ (shared/DESIGN.md §2). Every expected value is computed first in the default environment
 // (and checked there against the MPFR and Boost oracles); then each of the four rounding modes, with FTZ/DAZ off and
 // on, is set by the test and every result must come out bit for bit the same.
 //
