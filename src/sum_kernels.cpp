@@ -701,6 +701,42 @@ template <pass K>
     return r;
 }
 
+// The sums (or negative sums) of a block as {high, low} int64 lanes: binary64's hi and lo parts in their units
+// (Split), or binary32's two halves added, in unit_low, and zero.
+struct f0b_high_low_lanes {
+    __m512i high, low;
+};
+template <bool Split>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline f0b_high_low_lanes f0b_high_low(
+    const f0b_set (&sets)[2], bool negatives, int unit_high, int unit_low, __mmask8& over) noexcept {
+    if constexpr (Split)
+        return {f0b_lanes(sets, negatives, 0, unit_high, over), f0b_lanes(sets, negatives, 1, unit_low, over)};
+    else
+        return {_mm512_setzero_si512(), _mm512_add_epi64(f0b_lanes(sets, negatives, 0, unit_low, over),
+                                                         f0b_lanes(sets, negatives, 1, unit_low, over))};
+}
+
+// A block on AVX-512: its steps by step, then the integers (Split: binary64's hi and lo sums in their two units; else
+// binary32's two halves in one), the flags and max|x| (the largest lane of `largest`, magnitudes of the format's width).
+template <pass K, bool Split, class Step>
+[[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline f0b_sums f0b_block(const typename Step::bits_type* x,
+                                                                      std::size_t steps, const Step& step,
+                                                                      int unit_high, int unit_low) noexcept {
+    f0b_set sets[2]{};  // zeroes
+    __m512i largest = _mm512_setzero_si512();
+    f0b_enter(sets);
+    f0b_steps(x, steps, step, sets, largest);
+    __mmask8 over = 0;
+    const __m512i zero = _mm512_setzero_si512();
+    const auto [s_high, s_low] = f0b_high_low<Split>(sets, false, unit_high, unit_low, over);
+    const auto [n_high, n_low] =
+        K == pass::both ? f0b_high_low<Split>(sets, true, unit_high, unit_low, over) : f0b_high_low_lanes{zero, zero};
+    f0b_sums r = f0b_finish<K>(s_high, s_low, n_high, n_low, over);
+    if constexpr (sizeof(typename Step::bits_type) == 8) r.largest = _mm512_reduce_max_epu64(largest);
+    else r.largest = _mm512_reduce_max_epu32(largest);
+    return r;
+}
+
 // One step of F0b for binary64: 8 terms, split into hi (s[0]) and lo (s[1]) parts.
 template <pass K, bool Largest>
 struct f0b_step_binary64 {
@@ -736,18 +772,7 @@ template <pass K, bool Largest>
     const auto sigma_bits = static_cast<std::uint64_t>(m + F::bias) << 52 | std::uint64_t{1} << 51;  // 1.5·2^M
     const f0b_step_binary64<K, Largest> step{_mm512_set1_pd(std::bit_cast<double>(sigma_bits)),
                                              _mm512_set1_epi64(static_cast<long long>(binary64_layout::abs_mask))};
-    f0b_set sets[2]{};  // zeroes
-    __m512i largest = _mm512_setzero_si512();
-    f0b_enter(sets);
-    f0b_steps(x, steps, step, sets, largest);
-    __mmask8 over = 0;
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i s_high = f0b_lanes(sets, false, 0, unit_high, over), s_low = f0b_lanes(sets, false, 1, unit_low, over);
-    const __m512i n_high = K == pass::both ? f0b_lanes(sets, true, 0, unit_high, over) : zero;
-    const __m512i n_low = K == pass::both ? f0b_lanes(sets, true, 1, unit_low, over) : zero;
-    f0b_sums r = f0b_finish<K>(s_high, s_low, n_high, n_low, over);
-    r.largest = _mm512_reduce_max_epu64(largest);
-    return r;
+    return f0b_block<K, true>(x, steps, step, unit_high, unit_low);
 }
 
 // One step of F0b for binary32: 16 terms, the low 8 (s[0]) and the high 8 (s[1]) widened apart.
@@ -782,20 +807,7 @@ struct f0b_step_binary32 {
 template <pass K, bool Largest>
 [[gnu::noinline]] EXACTREF_TARGET_AVX512 f0b_sums f0b_block_binary32(const std::uint32_t* x, std::size_t steps,
                                                                      int unit) noexcept {
-    const f0b_step_binary32<K, Largest> step{};
-    f0b_set sets[2]{};  // zeroes
-    __m512i largest = _mm512_setzero_si512();
-    f0b_enter(sets);
-    f0b_steps(x, steps, step, sets, largest);
-    __mmask8 over = 0;
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i s = _mm512_add_epi64(f0b_lanes(sets, false, 0, unit, over), f0b_lanes(sets, false, 1, unit, over));
-    const __m512i n = K == pass::both
-                          ? _mm512_add_epi64(f0b_lanes(sets, true, 0, unit, over), f0b_lanes(sets, true, 1, unit, over))
-                          : zero;
-    f0b_sums r = f0b_finish<K>(zero, s, zero, n, over);  // one unit: the "low" sums only
-    r.largest = _mm512_reduce_max_epu32(largest);
-    return r;
+    return f0b_block<K, false>(x, steps, f0b_step_binary32<K, Largest>{}, unit, unit);
 }
 
 // ---- Step F0b on AVX2 (V = 32): the same sums on 4 binary64 lanes, with what AVX2 has. Without embedded rounding
