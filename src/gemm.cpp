@@ -346,8 +346,8 @@ std::vector<gemm_engine> candidate_engines(gemm_engine requested) {
     return {requested};
 }
 
-// How T of narrow terms is computed: EXACTREF_GEMM_T = levels (T's slice GEMMs, as binary64 terms), enclosed (Step
-// S6 whenever the terms allow it), auto or unset (the planner prices both). For tests and benchmarks: the values
+// How T is computed: EXACTREF_GEMM_T = levels (T's slice GEMMs), enclosed (Step S6's one GEMM of |A|·|B|, binary64
+// terms with row and column scaling), auto or unset (the planner prices both). For tests and benchmarks: the values
 // are the same either way.
 enum class t_source { automatic, levels, enclosed };
 t_source t_source_from_environment() {
@@ -526,7 +526,6 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     bool best_paired = false, best_s6 = false;
     gemm_engine best_engine = gemm_engine::binary64;
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
-    const bool t_estimate = detail::t_from_estimate(f);  // Step S6 may be taken (both engines)
     const t_source t_choice = t_source_from_environment();
     for (const gemm_engine engine : candidate_engines(options.engine)) {
         const bool int8 = engine != gemm_engine::binary64;
@@ -542,15 +541,15 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
                 for (int sb = 1; sb <= cap; ++sb) {
                     if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
                     const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
-                    // T: as many slice GEMMs again (exact levels), or for narrow terms Step S6's one binary64 GEMM
-                    // of |A|·|B| (OpenBLAS's price, and the magnitudes' conversion) when that is cheaper: not for
+                    // T: as many slice GEMMs again (exact levels), or Step S6's one binary64 GEMM of |A|·|B| (all
+                    // four formats; OpenBLAS's price, and the magnitudes' conversion) when that is cheaper: not for
                     // 1 x 1 slices on binary64, whose one T slice GEMM costs the same and gives T exactly.
                     const double t_levels_cost = gemms * (mnk * fma_ns + gemm_call_ns) +
                                                  gemms * static_cast<double>(m * n) * level_ns;
                     const double t_hat_cost = mnk * detail::blas_fma_ns() + gemm_call_ns +
                                               static_cast<double>(m * n) * level_ns +
                                               static_cast<double>((m + n) * k) * level_ns;
-                    const bool s6 = t_estimate && t_choice != t_source::levels &&
+                    const bool s6 = t_choice != t_source::levels &&
                                     (t_choice == t_source::enclosed || t_hat_cost < t_levels_cost);
                     const double t_cost = s6 ? t_hat_cost : t_levels_cost;
                     const double cost = sliced_fixed_ns + gemms * (mnk * fma_ns + gemm_call_ns) +

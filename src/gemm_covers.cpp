@@ -3,7 +3,8 @@
 //
 // Step P1  Per element (i, j) of a sliced product: s = Σ_t s_levels[t]·2^(E_i + F_j - (t + 2)·w) (+ C0(i, j)), and
 //          T likewise from t_levels (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits
-//          (exact_window) — the same exact values element(i, j) puts into its superaccumulators.
+//          (exact_window) — the same exact values element(i, j) puts into its superaccumulators; or, with Step S6
+//          (ozaki.md; any format), T enclosed from t_hat (detail::t_enclosure).
 // Step P2  RD and RU of those exact values in binary64 (what superaccumulator::enclosure() gives: detail::encode, or
 //          its closed form for normal doubles), RN/RD/RU in the result format for exact and faithful, and the fields
 //          the flat bound depends on (n = K or K + 1, min_product_exponent): the element's reference, less its
@@ -19,7 +20,8 @@
 //          enclosure written out per column run (enclose_run); covers.cpp decides the flat standards in vector lanes.
 // Step P6  The usual element's enclosure in 8 AVX-512 lanes: binary32/16/bfloat16 terms (enclose_narrow_run_v4: the
 //          128-bit sum, leading bits, RD/RU, Step S6's T) and binary64 terms (enclose_wide_run_v4: the 192-bit sum,
-//          T from its levels, the far bound), in 64-bit integer and binary64 lanes: the same numbers bit for bit.
+//          T from its levels or Step S6's t_hat, the far bound), in 64-bit integer and binary64 lanes: the same
+//          numbers bit for bit.
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -310,14 +312,18 @@ void wide_run_element(const detail::wide_run_input& in, std::size_t k, const det
         return;
     out.done[k] = 1;
     const std::int64_t* s = in.s_levels + k * static_cast<std::size_t>(levels);
-    const std::int64_t* t = in.t_levels + k * static_cast<std::size_t>(levels);
     double s_lo = 0, s_hi = 0, w_lo = 0, w_hi = 0;
-    if (!enclose_levels_of(t, levels, w, low, 0.0, w_lo, w_hi)) return;  // usable 0
+    if (in.t_hat != nullptr) {  // Step S6's T (it holds the far products too)
+        if (!detail::t_enclosure_of(in.t_hat[k], in.t_below, in.t_above, w_lo, w_hi)) return;  // usable 0
+    } else if (!enclose_levels_of(in.t_levels + k * static_cast<std::size_t>(levels), levels, w, low, 0.0, w_lo,
+                                  w_hi)) {
+        return;  // usable 0
+    }
     exact_sum192 sum;
     for (int lv = 0; lv < levels; ++lv) sum.add(s[lv], (levels - 1 - lv) * w);
     enclose_binary64(sum.settle(low), s_lo, s_hi);
     if (far > 0) {
-        w_hi = detail::next_up(w_hi + far);
+        if (in.t_hat == nullptr) w_hi = detail::next_up(w_hi + far);
         s_lo = signed_next_down(s_lo - far);
         s_hi = signed_next_up(s_hi + far);
     }
@@ -482,7 +488,8 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
     const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
     const __m512i low_min = _mm512_set1_epi64(-1022), low_max = _mm512_set1_epi64(1023 - (levels - 1) * in.w - 69);
     const __m512d shrink = _mm512_set1_pd(1 - 0x1p-45), grow = _mm512_set1_pd(1 + 0x1p-45);
-    const __m512d zero_d = _mm512_setzero_pd();
+    const __m512d zero_d = _mm512_setzero_pd(), inf = _mm512_set1_pd(std::numeric_limits<double>::infinity());
+    const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
     const __m512i far_b = _mm512_set1_epi64(in.col_far);
     // ea + 1023 and eb + 1023 (the biased exponents of 2^ea, 2^eb), from low; their range -990 .. 959 biased.
     const __m512i ea_offset = _mm512_set1_epi64((levels + 1) * in.w - in.slices_a * in.w + 1023);
@@ -506,10 +513,8 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
             lanes_row_takes(live, in.row_plain + k, in.row_min_exponent + k, in.col_min_exponent, in.emin) &
             (~any_far | far_range);
         const __mmask8 widen = takes & any_far;
-        if (in.prefetch_s != nullptr) {
-            lanes_prefetch(in.prefetch_s + k * static_cast<std::size_t>(levels), levels);
-            lanes_prefetch(in.prefetch_t + k * static_cast<std::size_t>(levels), levels);
-        }
+        if (in.prefetch_s != nullptr) lanes_prefetch(in.prefetch_s + k * static_cast<std::size_t>(levels), levels);
+        if (in.prefetch_t != nullptr) lanes_prefetch(in.prefetch_t + k * static_cast<std::size_t>(levels), levels);
         const __m512d pow_a = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(widen, ea), 52));
         const __m512d pow_b = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(widen, eb), 52));
         const __m512d far_sum = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(far_a), pow_a),
@@ -566,25 +571,41 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
         // e = low + 64h - lz; biased = e + 63 + 1023.
         const __m512i biased = _mm512_add_epi64(_mm512_sub_epi64(_mm512_add_epi64(low, h64), lz), _mm512_set1_epi64(1086));
         const lanes_enclosure s_enc = lanes_enclose_binary64(negative, top, sticky, biased, takes & ~is_zero);
-        // enclose_levels_of: T's levels from the lowest up, when every scale is normal.
-        const __mmask8 range_ok = takes & _mm512_cmpge_epi64_mask(low, low_min) & _mm512_cmple_epi64_mask(low, low_max);
-        __m512d sum = zero_d;
-        const std::int64_t* t_base = in.t_levels + k * static_cast<std::size_t>(levels);
-        for (int lv = levels - 1; lv >= 0; --lv) {
-            const __m512i e = _mm512_add_epi64(low, _mm512_set1_epi64((levels - 1 - lv) * in.w + 1023));
-            const __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(range_ok, e), 52));
-            const __m512i t = _mm512_mask_i64gather_epi64(zero, range_ok, stride, t_base + lv, 8);
-            sum = _mm512_add_pd(sum, _mm512_mul_pd(_mm512_cvtepi64_pd(t), scale));
+        __mmask8 range_ok;  // T enclosed (else the lane is all 0 and not usable)
+        __m512i w_lo, w_hi;
+        if (in.t_hat != nullptr) {
+            // t_enclosure_of (Step S6's T, far products included), as in enclose_narrow_run_v4.
+            const __m512d t = _mm512_maskz_loadu_pd(takes, in.t_hat + k);
+            range_ok = takes & _mm512_cmp_pd_mask(t, zero_d, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
+            const __mmask8 t_positive = range_ok & _mm512_cmp_pd_mask(t, zero_d, _CMP_GT_OQ);
+            const __m512d below = _mm512_mul_pd(t, t_below), above = _mm512_mul_pd(t, t_above);
+            const __mmask8 below_positive = _mm512_cmp_pd_mask(below, zero_d, _CMP_GT_OQ);
+            w_lo = _mm512_maskz_sub_epi64(t_positive & below_positive, _mm512_castpd_si512(below), one);
+            w_hi = _mm512_maskz_mov_epi64(t_positive, lanes_next_up_nonnegative(above));
+        } else {
+            // enclose_levels_of: T's levels from the lowest up, when every scale is normal.
+            range_ok = takes & _mm512_cmpge_epi64_mask(low, low_min) & _mm512_cmple_epi64_mask(low, low_max);
+            __m512d sum = zero_d;
+            const std::int64_t* t_base = in.t_levels + k * static_cast<std::size_t>(levels);
+            for (int lv = levels - 1; lv >= 0; --lv) {
+                const __m512i e = _mm512_add_epi64(low, _mm512_set1_epi64((levels - 1 - lv) * in.w + 1023));
+                const __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(range_ok, e), 52));
+                const __m512i t = _mm512_mask_i64gather_epi64(zero, range_ok, stride, t_base + lv, 8);
+                sum = _mm512_add_pd(sum, _mm512_mul_pd(_mm512_cvtepi64_pd(t), scale));
+            }
+            const __m512d lo_d = _mm512_mul_pd(sum, shrink), hi_d = _mm512_mul_pd(sum, grow);
+            const __mmask8 lo_positive = range_ok & _mm512_cmp_pd_mask(lo_d, zero_d, _CMP_GT_OQ);
+            w_lo = _mm512_maskz_sub_epi64(lo_positive, _mm512_castpd_si512(lo_d), one);
+            w_hi = lanes_next_up_nonnegative(hi_d);
         }
-        const __m512d lo_d = _mm512_mul_pd(sum, shrink), hi_d = _mm512_mul_pd(sum, grow);
-        const __mmask8 lo_positive = range_ok & _mm512_cmp_pd_mask(lo_d, zero_d, _CMP_GT_OQ);
-        const __m512i w_lo = _mm512_maskz_sub_epi64(lo_positive, _mm512_castpd_si512(lo_d), one);
-        __m512i w_hi = lanes_next_up_nonnegative(hi_d);
         __m512i s_lo = s_enc.lo, s_hi = s_enc.hi;
-        if (widen != 0) {  // the far part: w_hi = next_up(RN(w_hi + F)), s = [signed_next_down(RN(s_lo - F)),
-                           // signed_next_up(RN(s_hi + F))] in the lanes with far entries
-            const __m512i w_far = lanes_next_up_nonnegative(_mm512_add_pd(_mm512_castsi512_pd(w_hi), far));
-            w_hi = _mm512_mask_mov_epi64(w_hi, widen, w_far);
+        if (widen != 0) {  // the far part: w_hi = next_up(RN(w_hi + F)) (T's levels only: Step S6's T holds it),
+                           // s = [signed_next_down(RN(s_lo - F)), signed_next_up(RN(s_hi + F))] in the lanes with far
+                           // entries
+            if (in.t_hat == nullptr) {
+                const __m512i w_far = lanes_next_up_nonnegative(_mm512_add_pd(_mm512_castsi512_pd(w_hi), far));
+                w_hi = _mm512_mask_mov_epi64(w_hi, widen, w_far);
+            }
             // signed_next_down(y): y > 0: bits - 1; else -(|y| + one step): sign | (|y| bits + 1).
             const __m512d y_lo = _mm512_sub_pd(_mm512_castsi512_pd(s_lo), far);
             const __mmask8 y_lo_positive = _mm512_cmp_pd_mask(y_lo, zero_d, _CMP_GT_OQ);
@@ -788,7 +809,7 @@ private:
         const int top_shift = (levels - 1) * w;
         const bool column_simple =
             column_plain && st_.far_b[j].empty() && st_.t_enclosed && top_shift <= narrow_top_shift;
-        const bool column_wide = column_plain && st_.far_b[j].size() < (std::size_t{1} << 31) && !st_.t_enclosed &&
+        const bool column_wide = column_plain && st_.far_b[j].size() < (std::size_t{1} << 31) &&
                                  top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift;
         const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);
         // The next column's run of this band (short runs are too short for the prefetchers): the lanes prefetch it
@@ -824,7 +845,13 @@ private:
         } else if (column_wide) {
             detail::wide_run_input in;
             in.s_levels = st_.s_levels.data() + at;
-            in.t_levels = st_.t_levels.data() + at;
+            if (st_.t_enclosed) {  // Step S6's T (binary64 terms)
+                in.t_hat = st_.t_hat.data() + j * st_.m + i0;
+                in.t_below = st_.t_below;
+                in.t_above = st_.t_above;
+            } else {
+                in.t_levels = st_.t_levels.data() + at;
+            }
             in.count_levels = levels;
             in.w = w;
             in.row_top = st_.row_top.data() + i0;
@@ -839,7 +866,7 @@ private:
             in.emin = st_.f->emin;
             if (prefetch_next) {
                 in.prefetch_s = st_.s_levels.data() + next;
-                in.prefetch_t = st_.t_levels.data() + next;
+                if (!st_.t_enclosed) in.prefetch_t = st_.t_levels.data() + next;
             }
             enclose_wide_run_at(lanes_, in, run,
                                 {out.s_lo + k0, out.s_hi + k0, out.w_lo + k0, out.w_hi + k0, out.usable + k0, done});

@@ -287,10 +287,43 @@ std::uint64_t magnitude_bits(const format_info& f, std::uint64_t bits) noexcept 
     return (static_cast<std::uint64_t>(e.exponent + width - 1 + 1023) << 52) | fraction;
 }
 
+// Step S6 for binary64 terms (ozaki.md): |x|·2^-top as binary64 bits for a finite entry of binary64 under its row's
+// (column's) grid top (|x| < 2^top, so the scaled value is below 1); 0 for zeros, Inf/NaN (as magnitude_bits) and,
+// setting `dropped`, for a non-zero entry whose scaled value lies below 2^-511: then every product of two kept scaled
+// entries is 0 or at least 2^-1022 (normal), so the GEMM never meets a subnormal (FTZ/DAZ cannot matter) and rounds
+// every product and sum by a factor 1 + δ, |δ| < 2^-52. The kept values are exact (at most 53 significand bits, a
+// normal exponent).
+std::uint64_t scaled_magnitude_bits(std::uint64_t bits, int top, bool& dropped) noexcept {
+    const decoded e = decode_bits(binary64_info, bits);
+    if (e.is_nan || e.is_inf || e.significand == 0) return 0;
+    const int width = std::bit_width(e.significand);  // <= 53
+    const int binade = e.exponent + width - 1 - top;   // floor(log2(|x|·2^-top)) <= -1
+    if (binade < -511) {
+        dropped = true;
+        return 0;
+    }
+    const std::uint64_t fraction = (e.significand << (53 - width)) & ((std::uint64_t{1} << 52) - 1);
+    return (static_cast<std::uint64_t>(binade + 1023) << 52) | fraction;
+}
+
+// Step S6 for binary64 terms: the stored t_hat(i, j) from the scaled GEMM's entry t (= RN-ish Σ |â|·|b̂|, in units of
+// 2^(E_i + F_j) = 2^scale): t·2^scale, exact, when t >= 2^-400 (the dropped entries' slack then fits t_above) and the
+// result lies in [2^-1000, 2^1000] (t_enclosure's products stay normal and finite); 0 when t = 0 and neither row nor
+// column dropped an entry (every product is then 0: T = 0); else NaN, which t_enclosure refuses (the element takes
+// the exact path).
+double scale_t_hat(double t, int scale, bool dropped) noexcept {
+    if (t == 0 && !dropped) return 0;
+    if (!(t >= 0x1p-400)) return std::numeric_limits<double>::quiet_NaN();  // also NaN (a guard: t < K always)
+    const int binade = static_cast<int>(std::bit_cast<std::uint64_t>(t) >> 52) - 1023;  // t normal and positive
+    if (binade + scale < -1000 || binade + scale > 1000) return std::numeric_limits<double>::quiet_NaN();
+    return std::bit_cast<double>(std::bit_cast<std::uint64_t>(t) + (static_cast<std::uint64_t>(static_cast<std::int64_t>(scale)) << 52));
+}
+
 }  // namespace
 
 void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch) {
     const std::size_t m = st.m, n = st.n, k = st.k;
+    const bool scaled = !t_exact_products(*st.f);  // binary64 terms: Step S6 with row and column scaling
     // |A| row-major m x k (as the copy of A) and |B| column-major k x n (bt's rows are B's columns: the same layout),
     // in the caller's scratch (Step S3's left operands, no longer needed) when it holds both: fresh memory costs page
     // faults.
@@ -299,23 +332,47 @@ void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vecto
     if (!reuse) own.resize((m + n) * k);
     double* const abs_a = reuse ? scratch->data() : own.data();
     double* const abs_b = abs_a + m * k;
-    parallel_for(m * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
-        for (std::size_t e = e0; e < e1; ++e) abs_a[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.a[e]));
-    });
-    parallel_for(n * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
-        for (std::size_t e = e0; e < e1; ++e) abs_b[e] = std::bit_cast<double>(magnitude_bits(*st.f, st.bt[e]));
-    });
+    // Binary64 terms: |a|·2^-E_i and |b|·2^-F_j, 0 below 2^-511; rows and columns that dropped a non-zero entry.
+    std::vector<std::uint8_t> dropped_a(scaled ? m : 0), dropped_b(scaled ? n : 0);
+    auto magnitudes = [&](const std::uint64_t* bits, std::size_t rows, const std::vector<int>& top,
+                          std::uint8_t* dropped, double* out) {
+        if (!scaled) {
+            parallel_for(rows * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
+                for (std::size_t e = e0; e < e1; ++e) out[e] = std::bit_cast<double>(magnitude_bits(*st.f, bits[e]));
+            });
+            return;
+        }
+        parallel_for(rows, threads, std::max<std::size_t>(1, 4096 / std::max<std::size_t>(k, 1)),
+                     [&](std::size_t r0, std::size_t r1) {
+                         for (std::size_t r = r0; r < r1; ++r) {
+                             bool any = false;
+                             for (std::size_t l = 0; l < k; ++l)
+                                 out[r * k + l] = std::bit_cast<double>(scaled_magnitude_bits(bits[r * k + l], top[r], any));
+                             dropped[r] = any ? 1 : 0;
+                         }
+                     });
+    };
+    magnitudes(st.a.data(), m, st.row_top, dropped_a.data(), abs_a);
+    magnitudes(st.bt.data(), n, st.col_top, dropped_b.data(), abs_b);
     st.t_hat.resize(m * n);  // every element written by the GEMM (beta = 0)
-    // t_enclosure's factors, once per product. 1 - g and 1 - 2g are exact (g is a multiple of 2^-52 below 2^-20, K - 1
+    // t_enclosure's factors, once per product. 1 - g and 1 - 2g are exact (g is a multiple of 2^-52 below 2^-20, K
     // < 2^32), and next_up of the quotient rounded in any mode is at least the quotient: valid whatever rounding mode
-    // the caller runs exact_matmul in.
-    const double g = std::ldexp(static_cast<double>(k - 1), -52);
+    // the caller runs exact_matmul in. Terms of at most 24 bits: g = (K - 1)·2^-52 (only the additions round);
+    // binary64 terms: g = K·2^-52 (the products round too), and one more step up (>= 2^-52 > K·2^-110) covers the
+    // dropped entries' slack K·2^-510 <= K·2^-110·t_hat for t_hat >= 2^-400 (ozaki.md, Step S6 for binary64 terms).
+    const double g = std::ldexp(static_cast<double>(scaled ? k : k - 1), -52);
     st.t_below = 1 - g;
     st.t_above = next_up((1 - g) / (1 - 2 * g));
+    if (scaled) st.t_above = next_up(st.t_above);
     const blas_single_thread one_blas_thread;
     const std::size_t block = column_block(n, threads, m);
     parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
         gemm_row_major_a(m, j1 - j0, k, abs_a, abs_b + j0 * k, st.t_hat.data() + j0 * m);
+        if (scaled)
+            for (std::size_t j = j0; j < j1; ++j)
+                for (std::size_t i = 0; i < m; ++i)
+                    st.t_hat[j * m + i] = scale_t_hat(st.t_hat[j * m + i], st.row_top[i] + st.col_top[j],
+                                                      dropped_a[i] != 0 || dropped_b[j] != 0);
     });
     const std::size_t peak = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
                              sizeof(double) * ((reuse ? scratch->size() : own.size()) + st.t_hat.size()) +

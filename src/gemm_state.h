@@ -101,13 +101,14 @@ struct product_reference::state {
     // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
     // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q| (empty with Step S6: see t_enclosed).
     detail::bulk_vector<std::int64_t> s_levels, t_levels;
-    // Step S6 (ozaki.md), terms of at most 24 significand bits (binary32, binary16, bfloat16): T is not summed
-    // exactly. t_hat(i, j) at j·m + i is one binary64 GEMM's |A|·|B| (Inf/NaN entries as 0), which encloses T
-    // (t_enclosure); element(i, j) computes its exact T from a and bt on demand (the per-element dot path).
+    // Step S6 (ozaki.md): T is not summed exactly. t_hat(i, j) at j·m + i is one binary64 GEMM's |A|·|B| (Inf/NaN
+    // entries as 0; binary64 terms: of the scaled |A|, |B|, scaled back, NaN where it cannot enclose T), which
+    // encloses T (t_enclosure); element(i, j) computes its exact T from a and bt on demand (the per-element dot path).
     bool t_enclosed = false;
     detail::bulk_vector<double> t_hat;
     // T_lo = t_hat·t_below, T_hi = t_hat·t_above before the outward steps (t_enclosure): t_below = 1 - g exactly,
-    // t_above >= (1 - g)/(1 - 2g), g = (K - 1)·2^-52 (set by build_t_estimate).
+    // t_above >= (1 - g)/(1 - 2g), g = (K - 1)·2^-52 (binary64 terms: g = K·2^-52, t_above one step more; set by
+    // build_t_estimate).
     double t_below = 1, t_above = 1;
     // Entries with bits below the last slice ("far"): per row of A the columns l, per column of B the rows l.
     detail::index_lists far_a, far_b;
@@ -132,13 +133,15 @@ constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
 /// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with the BLAS GEMM;
 /// then Step S6 (build_t_estimate) when st.t_enclosed.
 void build_sliced_levels(product_reference::state& st, unsigned threads);
-/// Whether products of format f take Step S6 (T enclosed from one binary64 GEMM) instead of T levels: every |a|·|b|
-/// is then exact in binary64 (p <= 24: at most 48 significand bits, exponents in [-298, 256]).
-constexpr bool t_from_estimate(const format_info& f) noexcept { return f.precision <= 24; }
+/// Whether Step S6's GEMM of |A|·|B| forms the products of format f exactly (p <= 24: at most 48 significand bits,
+/// exponents in [-298, 256], so only its additions round). Binary64 terms take Step S6 with row and column scaling
+/// instead (their products round; entries far below their row's top are dropped and bounded).
+constexpr bool t_exact_products(const format_info& f) noexcept { return f.precision <= 24; }
 /// Step S6: t_hat = |A|·|B| by one binary64 GEMM (OpenBLAS, column blocks on `threads` workers), Inf/NaN entries as 0;
-/// raises st.plan.peak_bytes to the step's own peak when that is higher. Needs st.t_enclosed. |A| and |B| are
-/// placed in `scratch` when it holds (m + n)·k doubles (build_sliced_levels passes its left operands), else in
-/// memory of their own.
+/// for binary64 terms of |A(i, l)|·2^-E_i and |B(l, j)|·2^-F_j (0 below 2^-511), scaled back to 2^(E_i + F_j) per
+/// element (NaN where the enclosure cannot hold: t_enclosure then refuses the element); raises st.plan.peak_bytes to
+/// the step's own peak when that is higher. Needs st.t_enclosed. |A| and |B| are placed in `scratch` when it holds
+/// (m + n)·k doubles (build_sliced_levels passes its left operands), else in memory of their own.
 void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch = nullptr);
 /// t_enclosure's arithmetic on t = t_hat(i, j) with st.t_below and st.t_above (Step P6's lanes repeat it).
 inline bool t_enclosure_of(double t, double t_below, double t_above, double& lo, double& hi) noexcept {
@@ -152,14 +155,18 @@ inline bool t_enclosure_of(double t, double t_below, double t_above, double& lo,
     return true;
 }
 /// Step S6's enclosure of T(i, j) = Σ_l |A(i, l)·B(l, j)| (finite products; C0 not included): 0 <= lo <= T <= hi,
-/// from t_hat(i, j) and |t_hat - T| <= γ_{K-1}·T with unit 2^-52 (any order, rounding mode, FMA). False when t_hat
-/// is not finite (never for p <= 24 data, kept as a guard). Needs the default floating-point environment (RN).
+/// from t_hat(i, j) and |t_hat - T| <= γ_{K-1}·T with unit 2^-52 (any order, rounding mode, FMA; binary64 terms: see
+/// below). False when t_hat is not finite (never for p <= 24 data, kept as a guard; binary64 terms: the elements
+/// build_t_estimate marked NaN). Needs the default floating-point environment (RN).
 inline bool t_enclosure(const product_reference::state& st, std::size_t i, std::size_t j, double& lo,
                         double& hi) noexcept {
     // ozaki.md, Step S6: every |a|·|b| is exact in binary64 and >= 2^-298, so only the K - 1 additions round, each by
     // a factor 1 + δ with |δ| < 2^-52 in any rounding mode, and no partial sum underflows or overflows (< 2^289):
     // |t_hat - T| <= γ·T, γ = γ_{K-1} = g/(1 - g), g = (K - 1)·2^-52 (Higham, ASNA 2nd ed., §3.1, (3.5)). Then
-    // 1 + γ = 1/(1 - g) and 1 - γ = (1 - 2g)/(1 - g): T in [t_hat·(1 - g), t_hat·(1 - g)/(1 - 2g)].
+    // 1 + γ = 1/(1 - g) and 1 - γ = (1 - 2g)/(1 - g): T in [t_hat·(1 - g), t_hat·(1 - g)/(1 - 2g)]. Binary64 terms:
+    // the scaled products round too (g = K·2^-52, K factors a term, none subnormal: entries below 2^-511 of their
+    // top are dropped), and the dropped entries add at most K·2^-510 <= K·2^-110·t_hat to the scaled T, which
+    // t_above's extra step (>= 2^-52) covers; the scaling back by 2^(E_i + F_j) is exact (build_t_estimate).
     return t_enclosure_of(st.t_hat[j * st.m + i], st.t_below, st.t_above, lo, hi);
 }
 /// Measured ns per multiply-add of the slice GEMM engine on one thread (once per process): the planner's price.

@@ -214,11 +214,10 @@ TEST_P(GemmEngine, GaussianMatricesBothFormats) {
     }
 }
 
-// Step S6 (ozaki.md): narrow terms may get T's enclosure from one binary64 GEMM of |A|·|B| instead of T's slice
-// GEMMs (plan().t_enclosed, describe(); EXACTREF_GEMM_T forces either way), binary64 terms always keep T's levels;
-// element(i, j) and to_array() are the per-element path's references either way, bit for bit, with C0 and on 1 and
-// 2 threads.
-TEST_P(GemmEngine, StepS6EnclosesTForNarrowTermsWhereItPays) {
+// Step S6 (ozaki.md): T may be enclosed by one binary64 GEMM of |A|·|B| instead of T's slice GEMMs (plan().t_enclosed,
+// describe(); EXACTREF_GEMM_T forces either way), binary64 terms too (scaled by row and column); element(i, j) and
+// to_array() are the per-element path's references either way, bit for bit, with C0 and on 1 and 2 threads.
+TEST_P(GemmEngine, StepS6EnclosesTWhereItPays) {
     std::mt19937_64 rng(4242);
     std::normal_distribution<double> normal(0.0, 1.0);
     const std::size_t m = 21, k = 300, n = 19;
@@ -235,15 +234,14 @@ TEST_P(GemmEngine, StepS6EnclosesTForNarrowTermsWhereItPays) {
         draw(a);
         draw(b);
         draw(c);
-        const bool narrow = f->precision <= 24;
         const product_reference q = exact_of(*f, a, b, &c, per_element());
         for (const char* choice : {"auto", "levels", "enclosed"}) {
             const exactref_test::t_source_guard guard(choice);
             const product_reference p = exact_of(*f, a, b, &c, sliced());
             SCOPED_TRACE(std::string("EXACTREF_GEMM_T = ") + choice + ": " + p.plan().describe());
             ASSERT_EQ(p.plan().method, matmul_method::sliced);
-            if (!narrow || std::string(choice) == "levels") EXPECT_FALSE(p.plan().t_enclosed);
-            if (narrow && std::string(choice) == "enclosed") EXPECT_TRUE(p.plan().t_enclosed);
+            if (std::string(choice) == "levels") EXPECT_FALSE(p.plan().t_enclosed);
+            if (std::string(choice) == "enclosed") EXPECT_TRUE(p.plan().t_enclosed);
             EXPECT_EQ(p.plan().describe().find("enclosing T") != std::string::npos, p.plan().t_enclosed);
             expect_product_matches_oracles(p, a, b, *f, &c, 7);
             expect_same_products(p, q);
@@ -256,7 +254,7 @@ TEST_P(GemmEngine, StepS6EnclosesTForNarrowTermsWhereItPays) {
         }
     }
     // The planner's own choice at a size where Step S6 clearly pays (2 x 2 binary32 slices, one GEMM of |A|·|B|
-    // against 3 T slice GEMMs), and an unknown setting.
+    // against 3 T slice GEMMs; binary64: 3 x 3 or more against 6), and an unknown setting.
     {
         const std::size_t s = 192;
         bits_matrix a{s, s, {}}, b{s, s, {}};
@@ -267,6 +265,14 @@ TEST_P(GemmEngine, StepS6EnclosesTForNarrowTermsWhereItPays) {
         const product_reference p = exact_of(binary32_info, a, b, nullptr, sliced());
         if (current_engine == gemm_engine::binary64 && p.plan().slice_gemms > 1) EXPECT_TRUE(p.plan().t_enclosed);
         expect_product_matches_oracles(p, a, b, binary32_info, nullptr, 997);
+        bits_matrix a64{s, s, {}}, b64{s, s, {}};
+        for (std::size_t t = 0; t < s * s; ++t) {
+            a64.v.push_back(std::bit_cast<std::uint64_t>(normal(rng)));
+            b64.v.push_back(std::bit_cast<std::uint64_t>(normal(rng)));
+        }
+        const product_reference p64 = exact_of(binary64_info, a64, b64, nullptr, sliced());
+        if (current_engine == gemm_engine::binary64 && p64.plan().slice_gemms > 1) EXPECT_TRUE(p64.plan().t_enclosed);
+        expect_product_matches_oracles(p64, a64, b64, binary64_info, nullptr, 997);
         const exactref_test::t_source_guard bad("exact");
         EXPECT_THROW((void)exact_of(binary32_info, a, b, nullptr, sliced()), std::invalid_argument);
     }

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -128,7 +129,7 @@ void expect_same_verdicts(const std::vector<T>& results, const product_reference
 
 // Steps P1-P2: every element the product encloses has exactly its reference's facts — RD and RU of s and T in
 // binary64 (superaccumulator::enclosure), s rounded to the result format in three modes, n, the dot fields; with
-// Step S6 (narrow terms) T's enclosure holds RD(T) and RU(T) and is at most (2K + 6)·2^-52·T wider.
+// Step S6 T's enclosure holds RD(T) and RU(T) and is at most (2K + 8)·2^-52·T wide.
 // Returns how many elements were enclosed (the rest are built as references).
 std::size_t expect_facts_of_references(const product_reference& p, const format_info& result) {
     const std::size_t size = p.rows() * p.cols();
@@ -147,7 +148,7 @@ std::size_t expect_facts_of_references(const product_reference& p, const format_
             EXPECT_EQ(std::bit_cast<std::uint64_t>(x.s_hi), std::bit_cast<std::uint64_t>(s.hi));
             if (p.plan().t_enclosed) {
                 // Step S6: an enclosure of the exact T (+ |C0|), RD(T) and RU(T) inside it, as tight as
-                // γ_{K-1} (unit 2^-52) allows: width <= (2(K - 1) + 8)·2^-52·T.
+                // γ_{K-1} (unit 2^-52; binary64 terms γ_K and one step more) allows: width <= (2K + 8)·2^-52·T.
                 EXPECT_LE(x.w_lo, t.lo);
                 EXPECT_GE(x.w_hi, t.hi);
                 EXPECT_GE(x.w_lo, 0.0);
@@ -303,7 +304,7 @@ TEST_P(GemmCoversEngine, BandsAndLaneWidthsGiveTheReferencePathsVerdicts) {
     }
 }
 
-// Step S6 (ozaki.md): T of narrow terms is only enclosed, [T_lo, T_hi] about 2(K - 1)·2^-52 relative wide. Results
+// Step S6 (ozaki.md): T is only enclosed, [T_lo, T_hi] about 2K·2^-52 relative wide. Results
 // planted on the bound B = n·u·T and 1, 2 ulps either side, in binary64, for large K: verdicts must be those of the
 // reference path and of each element's exact decision, and both sides of the bound must occur. Data without
 // cancellation (s = T: B is as large relative to s as it gets, yet a binary64 ulp of s ± B is far coarser than B's
@@ -329,9 +330,10 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
         // B ≈ K²·2^-53.
         for (std::size_t i = 0; i < m; ++i)
             for (std::size_t l = 0; l + 1 < k; l += 2) a[i * k + l + 1] = a[i * k + l];
+        using wide = std::conditional_t<std::is_same_v<T, double>, double, float>;  // holds every T exactly
         for (std::size_t l = 0; l + 1 < k; l += 2)
             for (std::size_t j = 0; j < n; ++j)
-                b[(l + 1) * n + j] = static_cast<T>(-static_cast<float>(b[l * n + j]) * (l == 0 ? 0.75f : 1.0f));
+                b[(l + 1) * n + j] = static_cast<T>(-static_cast<wide>(b[l * n + j]) * (l == 0 ? wide{0.75} : wide{1}));
     }
     const product_reference p = exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), sliced_options());
     ASSERT_TRUE(p.plan().t_enclosed) << p.plan().describe();
@@ -355,7 +357,8 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
             for (int offset = -2; offset <= 2; ++offset) {
                 std::vector<double> results(m * n);
                 for (std::size_t e = 0; e < m * n; ++e) {
-                    const double s = refs.elements[e].sum.enclosure().lo;  // exact: s is a double here (K products)
+                    // exact for narrow T (K exact binary64 products); binary64 terms: RD(s), as near the bound
+                    const double s = refs.elements[e].sum.enclosure().lo;
                     const double bound = exactref::bound(refs.elements[e], model, binary64_info);
                     const std::uint64_t edge = bits_of(binary64_info, side > 0 ? s + bound : s - bound);
                     results[e] = std::bit_cast<double>(step(binary64_info, edge, offset));
@@ -379,6 +382,7 @@ TEST_P(GemmCoversEngine, EnclosedTOnTheBoundEdges) {
         check_enclosed_t_on_the_bound<float>(3, 5000, 4, cancelling, 4001);
         check_enclosed_t_on_the_bound<float16>(4, 3000, 3, cancelling, 4002);
         check_enclosed_t_on_the_bound<bfloat16>(3, 4098, 2, cancelling, 4003);
+        check_enclosed_t_on_the_bound<double>(3, 5000, 4, cancelling, 4004);
     }
 }
 
@@ -428,7 +432,85 @@ TEST_P(GemmCoversEngine, EnclosedTAtTheFormatsEnds) {
     check_enclosed_t_extremes<float>(12, 30, 13, 5001);
     check_enclosed_t_extremes<float16>(13, 17, 12, 5002);
     check_enclosed_t_extremes<bfloat16>(12, 40, 12, 5003);
-    check_enclosed_t_extremes<double>(12, 21, 12, 5004);  // binary64 terms keep T's levels: the same checks
+    check_enclosed_t_extremes<double>(12, 21, 12, 5004);  // binary64 terms: scaled by row and column
+}
+
+// Step S6 for binary64 terms (ozaki.md): |A| and |B| scaled by 2^-E_i and 2^-F_j, entries below 2^-511 of their top
+// dropped (their products bounded by the slack), t_hat scaled back per element; NaN, so that the element leaves the
+// filter for the exact path, where the scaled t_hat is 0 with a dropped entry (T > 0 all the same), below 2^-400, or
+// where T leaves [2^-1000, 2^1000]. Built in every rounding mode with FTZ/DAZ on and off (OpenBLAS's sums round in
+// the caller's mode): every enclosure holds RD(T) and RU(T), the verdicts are the reference path's, and the cases
+// that must leave the filter do.
+TEST_P(GemmCoversEngine, EnclosedTOfBinary64TermsScaledByRowAndColumn) {
+    const exactref_test::t_source_guard enclosed("enclosed");
+    const std::size_t m = 7, k = 9, n = 6;
+    std::mt19937_64 rng(6001);
+    std::normal_distribution<double> normal;
+    std::vector<double> a(m * k), b(k * n);
+    for (double& x : a) x = normal(rng);
+    for (double& x : b) x = normal(rng);
+    for (std::size_t l = 0; l < k; ++l) {
+        a[0 * k + l] = l == 0 ? 1.0 : l == 1 ? 0x1p-600 : 0.0;  // (0, 0): t_hat 0, T = 2^-600 (a dropped entry)
+        a[1 * k + l] = l == 0 ? 1.0 : l == 1 ? 0x1p-450 : 0.0;  // (1, 1): t_hat 2^-452 < 2^-400, T = 2^-450
+        b[l * n + 0] = l == 1 ? 1.0 : 0.0;
+        b[l * n + 1] = l == 1 ? 1.0 : 0.0;
+        // Row 2 near the largest double (T beyond 2^1000), row 3 subnormal (T below 2^-1000), column 3 too.
+        a[2 * k + l] = std::numeric_limits<double>::max() * (0.5 + 0.5 * std::abs(normal(rng)) / 4) * (l % 2 ? -1 : 1);
+        a[3 * k + l] = std::ldexp(normal(rng), -1040);
+        b[l * n + 3] = std::ldexp(normal(rng), -1060);
+        // Row 4: entries 2^-520 below the top among N(0, 1) ones (dropped, bounded: enclosed); column 5 zeros (T = 0).
+        if (l % 3 == 1) a[4 * k + l] = std::ldexp(1.0 + 0.5 * static_cast<double>(l), -520);
+        b[l * n + 5] = l % 2 == 0 ? 0.0 : -0.0;
+        a[6 * k + l] = l == 2 ? 1.0 : 0.0;  // (6, 4): t_hat 0, T = 2^-700 (a dropped entry of column 4)
+    }
+    b[2 * n + 4] = 0x1p-700;
+    std::size_t cases = 0;
+    for (const rounding mode : {rounding::to_nearest_even, rounding::upward, rounding::downward, rounding::toward_zero})
+        for (const bool ftz : {false, true}) {
+            if (ftz && !orc::ftz_daz_supported()) continue;
+            SCOPED_TRACE(std::string(to_string(mode)) + (ftz ? " FTZ/DAZ" : ""));
+            std::optional<product_reference> built;
+            {
+                const orc::fp_environment_guard guard(mode, ftz);
+                built.emplace(exact_matmul<double>(row_major<double>(a, m, k), row_major<double>(b, k, n),
+                                                   sliced_options()));
+            }
+            const product_reference& p = *built;
+            ASSERT_TRUE(p.plan().t_enclosed) << p.plan().describe();
+            expect_facts_of_references(p, binary64_info);
+            std::vector<detail::element_facts> facts(m * n);
+            detail::product_element_facts(p, facts, nullptr);
+            for (const std::size_t j : {0u, 1u, 2u, 4u}) {
+                EXPECT_FALSE(facts[2 * n + j].usable) << j;  // T > 2^1000
+                EXPECT_FALSE(facts[3 * n + j].usable) << j;  // T < 2^-1000
+            }
+            EXPECT_TRUE(facts[2 * n + 3].usable);   // 2^1023 times 2^-1060: in range
+            EXPECT_FALSE(facts[3 * n + 3].usable);  // 2^-1040 times 2^-1060
+            EXPECT_FALSE(facts[0 * n + 0].usable);  // t_hat 0 with a dropped entry
+            EXPECT_FALSE(facts[1 * n + 1].usable);  // t_hat below 2^-400
+            EXPECT_FALSE(facts[6 * n + 4].usable);  // t_hat 0 with a dropped entry in the column
+            EXPECT_TRUE(facts[6 * n + 2].usable);
+            // Column 0 and 1 meet row 4 only in its dropped 2^-520 entry: t_hat 0 with a dropped entry; the other
+            // columns its N(0, 1) entries, with the dropped ones as slack.
+            for (std::size_t j = 0; j < n; ++j)
+                if (j != 3 && j != 5) EXPECT_EQ(facts[4 * n + j].usable, j >= 2) << j;
+            // Column 5 is zero: T = 0, enclosed as [0, 0] where neither row nor column dropped an entry; rows 0 and
+            // 4 dropped one, so their t_hat 0 is refused (NaN) although T is 0 there too.
+            for (const std::size_t i : {1u, 2u, 3u, 5u, 6u}) {
+                EXPECT_TRUE(facts[i * n + 5].usable) << i;
+                EXPECT_EQ(facts[i * n + 5].w_hi, 0.0) << i;
+            }
+            EXPECT_FALSE(facts[0 * n + 5].usable);
+            EXPECT_FALSE(facts[4 * n + 5].usable);
+            const reference_array refs = p.to_array(1);
+            for (const char* name : standards_for_products) {
+                const standard model = parse_standard(name);
+                expect_same_verdicts(planted_results<double>(p, model, rng), p, refs, model);
+            }
+            ++cases;
+            if (::testing::Test::HasFailure()) return;
+        }
+    EXPECT_GE(cases, 4u);
 }
 
 TEST(GemmCovers, PerElementProductsAndSharedBatches) {
@@ -864,16 +946,18 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
 TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValues) {
     // Binary64-term runs (3 to 7 levels, windows of 59 to 122 bits): levels of every magnitude and sign, cancelling
     // pairs across the 64-bit limbs, scales at the ends of the ranges, far entries in rows and columns (F's powers of
-    // two in and out of range), rows left to the other path; T's levels of every size. (Every usable element's s is
-    // a normal double or 0: T's range test keeps 2^low normal, so encode's cases do not arise here.)
+    // two in and out of range), rows left to the other path; T's levels of every size, or in every second trial
+    // Step S6's t_hat (binary64 terms: finite, zero, NaN for "not enclosed", Inf, negative). (Every usable element's
+    // s with T's levels is a normal double or 0: T's range test keeps 2^low normal, so encode's cases do not arise.)
     constexpr std::uint64_t seed = 20261207;
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 rng(seed);
     const std::int64_t extremes[] = {0, 1, -1, std::numeric_limits<std::int64_t>::max(),
                                      std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62,
                                      -(std::int64_t{1} << 62), (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 40)};
-    std::size_t checked = 0, zero_sums = 0, widened = 0, refused_t = 0, low_limb = 0;
+    std::size_t checked = 0, zero_sums = 0, widened = 0, refused_t = 0, low_limb = 0, from_t_hat = 0;
     for (int trial = 0; trial < 600; ++trial) {
+        const bool with_t_hat = trial % 2 == 1;
         narrow_run_case c;  // its row_top, row_min_exponent and row_simple (as row_plain) fields
         c.levels = 3 + static_cast<int>(rng() % 5);
         const int w_min = 58 / (c.levels - 1) + 1, w_max = 122 / (c.levels - 1);
@@ -881,6 +965,7 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
         const std::size_t count = 1 + rng() % 70;
         c.level_sums.resize(count * c.levels);
         std::vector<std::int64_t> t_levels(count * c.levels);
+        std::vector<double> t_hat(count);
         std::vector<std::uint32_t> row_far(count);
         c.row_top.resize(count);
         c.row_min_exponent.resize(count);
@@ -905,6 +990,10 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
             c.row_simple[k] = rng() % 8 != 0;
             c.row_min_exponent[k] = rng() % 3 == 0 ? INT_MAX : static_cast<int>(rng() % 400) - 200;
             row_far[k] = rng() % 3 == 0 ? static_cast<std::uint32_t>(rng() % (rng() % 2 == 0 ? 5 : (1u << 31))) : 0;
+            const double odd[] = {0.0, std::numeric_limits<double>::quiet_NaN(),
+                                  std::numeric_limits<double>::infinity(), -1.0, 0x1p-1000, 0x1p1000};
+            t_hat[k] = rng() % 5 == 0 ? odd[rng() % 6] : std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52,
+                                                                     static_cast<int>(rng() % 2001) - 1000);
         }
         detail::wide_run_input in;
         in.s_levels = c.level_sums.data();
@@ -921,6 +1010,13 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
         in.row_min_exponent = c.row_min_exponent.data();
         in.col_min_exponent = rng() % 3 == 0 ? INT_MAX : static_cast<int>(rng() % 400) - 200;
         in.emin = -1022;
+        if (with_t_hat) {  // Step S6's factors for K = 1 .. 2^20 (binary64 terms: g = K·2^-52, one more step up)
+            in.t_levels = nullptr;
+            in.t_hat = t_hat.data();
+            const double g = std::ldexp(static_cast<double>(1 + rng() % (1u << 20)), -52);
+            in.t_below = 1 - g;
+            in.t_above = std::nextafter(std::nextafter((1 - g) / (1 - 2 * g), 2.0), 2.0);
+        }
 
         narrow_run_case::outputs scalar(count), lanes(count);
         detail::enclose_wide_run(in, count, scalar.view(), 1);
@@ -966,11 +1062,19 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
                 EXPECT_LE(mpq_class(scalar.s_lo[k]), s - far);
                 EXPECT_GE(mpq_class(scalar.s_hi[k]), s + far);
             }
-            EXPECT_LE(mpq_class(scalar.w_lo[k]), t);
-            EXPECT_GE(mpq_class(scalar.w_hi[k]), t + far);
+            if (with_t_hat) {  // [t_hat·t_below, t_hat·t_above] (the far products are inside t_hat)
+                ++from_t_hat;
+                EXPECT_LE(mpq_class(scalar.w_lo[k]), mpq_class(t_hat[k]) * mpq_class(in.t_below));
+                EXPECT_GE(mpq_class(scalar.w_hi[k]), mpq_class(t_hat[k]) * mpq_class(in.t_above));
+                EXPECT_GE(scalar.w_lo[k], 0.0);
+            } else {
+                EXPECT_LE(mpq_class(scalar.w_lo[k]), t);
+                EXPECT_GE(mpq_class(scalar.w_hi[k]), t + far);
+            }
             ++checked;
         }
     }
+    EXPECT_GT(from_t_hat, 2000u);
     EXPECT_GT(checked, 4000u);
     EXPECT_GT(zero_sums, 20u);
     EXPECT_GT(widened, 1000u);

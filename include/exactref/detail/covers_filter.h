@@ -143,12 +143,14 @@ struct narrow_run_output {
 void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
 /// Step P6's wide run (binary64 terms: the window of the levels (count_levels - 1)·w in 59 .. 122 bits), for a
 /// column without C0: element k's near s is Σ_t s_levels[k·count_levels + t]·2^((count_levels - 1 - t)·w + low_k),
-/// low_k = row_top[k] + low_offset, and its W is enclosed from t_levels the same way in binary64 (Step P4's W); its
-/// far products (row_far[k] far entries in the row, col_far in the column) are bounded by Step P4's F with
-/// top = low_k + (count_levels + 1)·w. An element is taken (done[k] = 1) when row_plain[k] != 0, its exponents pass
+/// low_k = row_top[k] + low_offset, and its W is enclosed from t_levels the same way in binary64 (Step P4's W), or,
+/// with t_hat set (Step S6 for binary64 terms; t_levels then unused), from t_hat[k] as in narrow_run_input (W holds
+/// the far products then); its far products (row_far[k] far entries in the row, col_far in the column) are bounded
+/// by Step P4's F with top = low_k + (count_levels + 1)·w. An element is taken (done[k] = 1) when row_plain[k] != 0, its exponents pass
 /// as in narrow_run_input, and with far entries F's powers of two are in range (else enclose_fast would refuse it).
 /// Taken elements get s_lo, s_hi (RD and RU of the near s, widened by F) and w_lo, w_hi with usable[k] = 1, or, when a
-/// level's scale would leave the normal range, all 0 and usable[k] = 0; elements not taken get 0.
+/// level's scale would leave the normal range (with t_hat: t_hat[k] is not finite and >= 0), all 0 and usable[k] = 0;
+/// elements not taken get 0.
 struct wide_run_input {
     const std::int64_t* s_levels = nullptr;
     const std::int64_t* t_levels = nullptr;
@@ -163,6 +165,8 @@ struct wide_run_input {
     int col_min_exponent = 0, emin = 0;
     const std::int64_t* prefetch_s = nullptr;  // the next run's s and T levels (or nullptr), prefetched as it goes
     const std::int64_t* prefetch_t = nullptr;
+    const double* t_hat = nullptr;  // Step S6's T instead of t_levels (binary64 terms), with its factors
+    double t_below = 1, t_above = 1;
 };
 /// The wide run in `lanes` lanes, as enclose_narrow_run (the same outputs at every width, bit for bit).
 void enclose_wide_run(const wide_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
