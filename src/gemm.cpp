@@ -209,15 +209,32 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
 
 // ---- Step S1: copies and per-row / per-column facts ---------------------------------------------------------------
 
-// The entries of v as raw bits at out, row-major (rows x cols) or transposed (cols x rows).
+// The entries of v as raw bits at out, row-major (rows x cols) or transposed (cols x rows), on `threads` workers
+// when there are 2^16 entries or more. The transposed copy goes by tiles of 32 x 32 entries, so that its strided writes
+// stay within a few pages.
 template <floating_format T>
-void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out) {
-    if (!transpose) {
-        for (std::size_t i = 0; i < v.rows; ++i)
+void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out, unsigned threads = 1) {
+    constexpr std::size_t tile = 32;
+    // Rows [i0, i1) of v (row-major copy), or columns [j0, j1) of v, that is rows of the transposed copy.
+    auto rows = [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i)
             for (std::size_t j = 0; j < v.cols; ++j) out[i * v.cols + j] = format_traits<T>::to_bits(v(i, j));
+    };
+    auto columns = [&](std::size_t j0, std::size_t j1) {
+        for (std::size_t jt = j0; jt < j1; jt += tile)
+            for (std::size_t it = 0; it < v.rows; it += tile) {
+                const std::size_t je = std::min(j1, jt + tile), ie = std::min(v.rows, it + tile);
+                for (std::size_t i = it; i < ie; ++i)
+                    for (std::size_t j = jt; j < je; ++j) out[j * v.rows + i] = format_traits<T>::to_bits(v(i, j));
+            }
+    };
+    const bool parallel = threads > 1 && v.rows * v.cols >= (std::size_t{1} << 16);
+    if (!transpose) {
+        if (parallel) detail::parallel_for(v.rows, threads, 64, rows);
+        else rows(0, v.rows);
     } else {
-        for (std::size_t i = 0; i < v.rows; ++i)
-            for (std::size_t j = 0; j < v.cols; ++j) out[j * v.rows + i] = format_traits<T>::to_bits(v(i, j));
+        if (parallel) detail::parallel_for(v.cols, threads, 2 * tile, columns);
+        else columns(0, v.cols);
     }
 }
 
@@ -225,10 +242,11 @@ void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out) {
 // `spans` (the sliced method's Step S2) each entry's span: its row's grid top minus its lowest set bit (0 for zeros
 // and Inf/NaN), so that the entry needs ceil(span / w) slices of w bits for any w (the planner then tries every width
 // and slice count on the spans). One decoding per entry: the lowest set bits wait in `spans` (as a distance below
-// the largest exponent any entry can have) until the row's top is known.
+// the largest exponent any entry can have) until the row's top is known. Rows on `threads` workers (2^16 entries or
+// more); the Inf/NaN columns are counted there and listed afterwards (rows that have any, in order).
 void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& bits, std::size_t rows, std::size_t k,
                std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials,
-               std::vector<std::uint16_t>* spans) {
+               std::vector<std::uint16_t>* spans, unsigned threads) {
     top.assign(rows, INT_MIN);
     min_exponent.assign(rows, INT_MAX);
     specials.offsets.assign(rows + 1, 0);
@@ -236,35 +254,50 @@ void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& b
     if (spans != nullptr) spans->resize(rows * k);
     // Every finite non-zero entry's lowest set bit lies in [emin - p + 1, emax]: ceiling - lowest + 1 in [1, 2^12).
     const int ceiling = f.emax;
+    auto scan = [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            const std::uint64_t* row = bits.data() + r * k;
+            std::uint16_t* span = spans != nullptr ? spans->data() + r * k : nullptr;
+            int row_top = INT_MIN, row_min = INT_MAX;
+            std::size_t special = 0;
+            for (std::size_t l = 0; l < k; ++l) {
+                const decoded d = decode_bits(f, row[l]);
+                if (d.is_nan || d.is_inf) {
+                    ++special;
+                    if (span != nullptr) span[l] = 0;
+                    continue;
+                }
+                if (d.significand == 0) {
+                    if (span != nullptr) span[l] = 0;
+                    continue;
+                }
+                const int width = std::bit_width(d.significand);
+                row_top = std::max(row_top, d.exponent + width);
+                row_min = std::min(row_min, d.exponent + width - 1);
+                if (span != nullptr)
+                    span[l] = static_cast<std::uint16_t>(ceiling - (d.exponent + std::countr_zero(d.significand)) + 1);
+            }
+            specials.offsets[r + 1] = special;  // the row's count, summed below
+            top[r] = row_top == INT_MIN ? 0 : row_top;  // no finite non-zero entry: every slice is zero
+            min_exponent[r] = row_min;
+            if (span == nullptr || row_top == INT_MIN) continue;
+            // span = top - lowest = top - (ceiling + 1 - stored) for a finite non-zero entry (stored >= 1); 0 stays 0.
+            const int offset = row_top - ceiling - 1;
+            for (std::size_t l = 0; l < k; ++l)
+                if (span[l] != 0) span[l] = static_cast<std::uint16_t>(span[l] + offset);  // <= emax - emin + p + 1 < 2^12
+        }
+    };
+    if (threads > 1 && rows * k >= (std::size_t{1} << 16)) detail::parallel_for(rows, threads, 16, scan);
+    else scan(0, rows);
     for (std::size_t r = 0; r < rows; ++r) {
+        const bool any = specials.offsets[r + 1] != 0;
+        specials.offsets[r + 1] += specials.offsets[r];
+        if (!any) continue;
         const std::uint64_t* row = bits.data() + r * k;
-        std::uint16_t* span = spans != nullptr ? spans->data() + r * k : nullptr;
-        int row_top = INT_MIN, row_min = INT_MAX;
         for (std::size_t l = 0; l < k; ++l) {
             const decoded d = decode_bits(f, row[l]);
-            if (d.is_nan || d.is_inf) {
-                specials.index.push_back(static_cast<std::uint32_t>(l));
-                if (span != nullptr) span[l] = 0;
-                continue;
-            }
-            if (d.significand == 0) {
-                if (span != nullptr) span[l] = 0;
-                continue;
-            }
-            const int width = std::bit_width(d.significand);
-            row_top = std::max(row_top, d.exponent + width);
-            row_min = std::min(row_min, d.exponent + width - 1);
-            if (span != nullptr)
-                span[l] = static_cast<std::uint16_t>(ceiling - (d.exponent + std::countr_zero(d.significand)) + 1);
+            if (d.is_nan || d.is_inf) specials.index.push_back(static_cast<std::uint32_t>(l));
         }
-        specials.offsets[r + 1] = specials.index.size();
-        top[r] = row_top == INT_MIN ? 0 : row_top;  // no finite non-zero entry: every slice is zero
-        min_exponent[r] = row_min;
-        if (span == nullptr || row_top == INT_MIN) continue;
-        // span = top - lowest = top - (ceiling + 1 - stored) for a finite non-zero entry (stored >= 1); 0 stays 0.
-        const int offset = row_top - ceiling - 1;
-        for (std::size_t l = 0; l < k; ++l)
-            if (span[l] != 0) span[l] = static_cast<std::uint16_t>(span[l] + offset);  // <= emax - emin + p + 1 < 2^12
     }
 }
 
@@ -490,16 +523,16 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->f = &f;
     st->has_c = c0 != nullptr;
     // Step S1
+    const unsigned threads = resolve_threads(options.threads);
     st->item_rows = st->m;
     st->a.resize(a.rows * a.cols);
     st->bt.resize(b.rows * b.cols);
-    copy_bits(a, false, st->a.data());
-    copy_bits(b, true, st->bt.data());
+    copy_bits(a, false, st->a.data(), threads);
+    copy_bits(b, true, st->bt.data(), threads);
     if (c0 != nullptr) {
         st->c.resize(c0->rows * c0->cols);
-        copy_bits(*c0, false, st->c.data());
+        copy_bits(*c0, false, st->c.data(), threads);
     }
-    const unsigned threads = resolve_threads(options.threads);
     const std::size_t m = st->m, n = st->n, k = st->k;
     const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
     // The BLAS takes int dimensions: a side beyond INT_MAX (never seen in practice) goes the per-element way.
@@ -507,8 +540,10 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     const bool per_element = options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0 || !blas_sized;
     // Step S1, and Step S2's spans in the same pass over the copies.
     std::vector<std::uint16_t> spans_a, spans_b;
-    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a, per_element ? nullptr : &spans_a);
-    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b, per_element ? nullptr : &spans_b);
+    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a, per_element ? nullptr : &spans_a,
+              threads);
+    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b, per_element ? nullptr : &spans_b,
+              threads);
     st->plan.special_a = st->special_a.total();
     st->plan.special_b = st->special_b.total();
     st->far_a.offsets.assign(st->m + 1, 0);

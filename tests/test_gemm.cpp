@@ -402,6 +402,37 @@ TEST_P(GemmEngine, IndependentOfTheFloatingPointEnvironment) {
     }
 }
 
+// Step S1 on two workers (the copies and row scans of 2^16 entries and more run in pieces): the same products as on
+// one thread and the oracles' values, with Inf/NaN entries in some rows and columns (their lists are built after the
+// parallel scan), sides that are no multiple of the transposed copy's 32 x 32 tiles, and A given column-major.
+TEST_P(GemmEngine, StepS1OnTwoWorkersGivesTheSameProducts) {
+    std::mt19937_64 rng(11);
+    const std::size_t m = 301, k = 259, n = 283;  // 77,959 and 73,297 entries
+    bits_matrix a = random_matrix(binary32_info, m, k, orc::term_mix::clustered, rng);
+    bits_matrix b = random_matrix(binary32_info, k, n, orc::term_mix::clustered, rng);
+    for (int t = 0; t < 40; ++t) {
+        const std::uint64_t special = t % 3 == 0 ? 0x7fc00000u : t % 3 == 1 ? 0x7f800000u : 0xff800000u;
+        a.v[(rng() % m) * k + rng() % k] = special;
+        b.v[(rng() % k) * n + rng() % n] = special;
+    }
+    const product_reference one = exact_of(binary32_info, a, b, nullptr, sliced(0, 1));
+    const product_reference two = exact_of(binary32_info, a, b, nullptr, sliced(0, 2));
+    EXPECT_GT(two.plan().special_a, 0u);
+    EXPECT_EQ(two.plan().special_a, one.plan().special_a);
+    EXPECT_EQ(two.plan().special_b, one.plan().special_b);
+    EXPECT_EQ(two.plan().far_a, one.plan().far_a);
+    EXPECT_EQ(two.plan().far_b, one.plan().far_b);
+    expect_same_products(two, one);
+    expect_product_matches_oracles(two, a, b, binary32_info, nullptr, 97);
+    const std::vector<float> av = orc::from_bits<float>(a.v), bv = orc::from_bits<float>(b.v);
+    std::vector<float> a_columns(m * k);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t l = 0; l < k; ++l) a_columns[l * m + i] = av[i * k + l];
+    const product_reference columns =
+        exact_matmul<float>(col_major<float>(a_columns, m, k), row_major<float>(bv, k, n), sliced(0, 2));
+    expect_same_products(columns, one);
+}
+
 TEST_P(GemmEngine, ThreadCountDoesNotChangeAnything) {
     std::mt19937_64 rng(10);
     const bits_matrix a = random_matrix(binary64_info, 70, 130, orc::term_mix::clustered, rng);
