@@ -346,7 +346,14 @@ double per_element_product_ns(const format_info& f) {
     return f.id == dtype::float64 ? 3.1 : 1.9;
 }
 constexpr double far_product_ns = 40.0;  // one exact 106-bit far product into s and T (two accumulators)
-constexpr double level_ns = 1.0;         // per slice product per element: conversion to the level sums
+constexpr double level_ns = 1.0;         // per slice product per element: conversion to the level sums (int8)
+// The binary64 engine's work around its GEMMs (Steps S3-S4): per entry of a slice operand (slicing it, its memory's
+// first touch) and per feed per element (a GEMM output converted and added into one level; Karatsuba's pairs feed
+// several). Measured with bench_gemm at 1024^3 float64 N(0, 1) on Emerald Rapids (2026-12-07): 4 x 4 paired slices
+// (10 GEMMs, 20 operands, 22 feeds) took 517-544 ms, 3 x 3 unpaired (9 GEMMs, 6 operands, 9 feeds) 388-412 ms; one
+// GEMM is about 30 ms, so the 14 operands and 13 feeds more cost about 100 ms.
+constexpr double operand_ns = 4.0;
+constexpr double feed_ns = 3.0;
 constexpr double gemm_call_ns = 2000.0;  // per slice GEMM call: the BLAS call, its buffers, the output block
 constexpr double sliced_fixed_ns = 10000.0;  // per sliced build: operand matrices, level arrays, threads
 
@@ -379,18 +386,38 @@ std::vector<gemm_engine> candidate_engines(gemm_engine requested) {
     return {requested};
 }
 
+// A planner override for tests and benchmarks (the values are the same either way): the environment variable `name`
+// unset, empty or "auto" gives 0, its i-th word in `words` (space-separated) gives i + 1, anything else is an error
+// that names the words.
+int override_from_environment(const char* name, const std::string& words) {
+    const char* env = std::getenv(name);
+    const std::string value = env == nullptr ? "" : env;
+    if (value.empty() || value == "auto") return 0;
+    std::size_t at = 0;
+    for (int choice = 1; at < words.size(); ++choice) {
+        const std::size_t end = std::min(words.find(' ', at), words.size());
+        if (words.compare(at, end - at, value) == 0) return choice;
+        at = end + 1;
+    }
+    std::string listed;
+    for (const char c : words) listed += c == ' ' ? std::string(", ") : std::string(1, c);
+    throw std::invalid_argument("exactref::matmul: " + std::string(name) + " = '" + value + "' is none of " + listed +
+                                ", auto");
+}
+
 // How T is computed: EXACTREF_GEMM_T = levels (T's slice GEMMs), enclosed (Step S6's one GEMM of |A|·|B|, binary64
-// terms with row and column scaling), auto or unset (the planner prices both). For tests and benchmarks: the values
-// are the same either way.
+// terms with row and column scaling), auto or unset (the planner prices both).
 enum class t_source { automatic, levels, enclosed };
 t_source t_source_from_environment() {
-    const char* env = std::getenv("EXACTREF_GEMM_T");
-    const std::string value = env == nullptr ? "" : env;
-    if (value.empty() || value == "auto") return t_source::automatic;
-    if (value == "levels") return t_source::levels;
-    if (value == "enclosed") return t_source::enclosed;
-    throw std::invalid_argument("exactref::matmul: EXACTREF_GEMM_T = '" + value +
-                                "' is none of levels, enclosed, auto");
+    return static_cast<t_source>(override_from_environment("EXACTREF_GEMM_T", "levels enclosed"));
+}
+
+// Whether the binary64 engine pairs slices: EXACTREF_GEMM_PAIRING = always (whenever both sides have two slices or
+// more: the paired configurations only), never (as matmul_options::pair_slices = false), auto or unset (the planner
+// prices both); pair_slices = false wins over always.
+enum class pairing { automatic, always, never };
+pairing pairing_from_environment() {
+    return static_cast<pairing>(override_from_environment("EXACTREF_GEMM_PAIRING", "always never"));
 }
 
 template <floating_format T>
@@ -562,12 +589,14 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     gemm_engine best_engine = gemm_engine::binary64;
     const int cap = options.max_slices == 0 ? max_slices : options.max_slices;
     const t_source t_choice = t_source_from_environment();
+    const pairing pair_choice = pairing_from_environment();
     for (const gemm_engine engine : candidate_engines(options.engine)) {
         const bool int8 = engine != gemm_engine::binary64;
         // The measured price per multiply-add: OpenBLAS's DGEMM, or the int8 micro-kernel (7-bit slices, unpaired).
         const double fma_ns = int8 ? detail::int8_mac_ns(engine) : detail::blas_fma_ns();
         for (const bool paired : {false, true}) {
-            if (paired && (!options.pair_slices || int8)) continue;
+            if (paired && (!options.pair_slices || int8 || pair_choice == pairing::never)) continue;
+            if (!paired && !int8 && options.pair_slices && pair_choice == pairing::always) continue;
             const int w = int8 ? detail::int8_slice_width() : slice_width(k, paired);
             // More slices than the widest entry needs only add GEMMs: the loops stop one past the count with no far
             // entry.
@@ -576,19 +605,27 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
                 for (int sb = 1; sb <= cap; ++sb) {
                     if (sb > 1 && far_count(hist_b, w, sb - 1) == 0) break;
                     const auto gemms = static_cast<double>(detail::slice_gemm_count(sa, sb, paired));
-                    // T: as many slice GEMMs again (exact levels), or Step S6's one binary64 GEMM of |A|·|B| (all
-                    // four formats; OpenBLAS's price, and the magnitudes' conversion) when that is cheaper: not for
-                    // 1 x 1 slices on binary64, whose one T slice GEMM costs the same and gives T exactly.
-                    const double t_levels_cost = gemms * (mnk * fma_ns + gemm_call_ns) +
-                                                 gemms * static_cast<double>(m * n) * level_ns;
-                    const double t_hat_cost = mnk * detail::blas_fma_ns() + gemm_call_ns +
-                                              static_cast<double>(m * n) * level_ns +
-                                              static_cast<double>((m + n) * k) * level_ns;
+                    // Around the GEMMs: int8, the widening of each product into the levels; binary64, the slice
+                    // operands (s_A + s(s-1)/2 of m x K, s_B + s(s-1)/2 of K x n, s = min(s_A, s_B) when paired)
+                    // and the feeds (s_A·s_B + s(s-1)/2 per element: each diagonal GEMM of a pair feeds s levels).
+                    const double pairs = paired ? std::min(sa, sb) * (std::min(sa, sb) - 1) / 2.0 : 0.0;
+                    const double mn = static_cast<double>(m * n), lefts = (sa + pairs) * static_cast<double>(m * k),
+                                 rights = (sb + pairs) * static_cast<double>(k * n);
+                    const double around = int8 ? gemms * mn * level_ns
+                                               : (sa * sb + pairs) * mn * feed_ns + (lefts + rights) * operand_ns;
+                    // T: as many slice GEMMs again (exact levels: the right operands sliced again, the left ones'
+                    // signs cleared in place), or Step S6's one binary64 GEMM of |A|·|B| (all four formats;
+                    // OpenBLAS's price, and the magnitudes written as operands) when that is cheaper: not for 1 x 1
+                    // slices on binary64, whose one T slice GEMM costs about the same and gives T exactly.
+                    const double t_around = int8 ? around : (sa * sb + pairs) * mn * feed_ns + rights * operand_ns +
+                                                                lefts * level_ns;
+                    const double t_levels_cost = gemms * (mnk * fma_ns + gemm_call_ns) + t_around;
+                    const double t_hat_cost = mnk * detail::blas_fma_ns() + gemm_call_ns + mn * level_ns +
+                                              static_cast<double>((m + n) * k) * operand_ns;
                     const bool s6 = t_choice != t_source::levels &&
                                     (t_choice == t_source::enclosed || t_hat_cost < t_levels_cost);
                     const double t_cost = s6 ? t_hat_cost : t_levels_cost;
-                    const double cost = sliced_fixed_ns + gemms * (mnk * fma_ns + gemm_call_ns) +
-                                        gemms * static_cast<double>(m * n) * level_ns + t_cost +
+                    const double cost = sliced_fixed_ns + gemms * (mnk * fma_ns + gemm_call_ns) + around + t_cost +
                                         (static_cast<double>(far_count(hist_a, w, sa)) * static_cast<double>(n) +
                                          static_cast<double>(far_count(hist_b, w, sb)) * static_cast<double>(m)) *
                                             far_product_ns;

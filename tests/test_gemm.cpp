@@ -294,6 +294,9 @@ TEST_P(GemmEngine, PairedSlicesAtTheirLargestMagnitudes) {
                 bits_matrix a{2, k, {}}, b{k, 3, {}};
                 for (std::size_t t = 0; t < 2 * k; ++t) a.v.push_back(all_ones | (mixed_signs && t % 3 == 1 ? sign : 0));
                 for (std::size_t t = 0; t < 3 * k; ++t) b.v.push_back(all_ones | (mixed_signs && t % 5 == 2 ? sign : 0));
+                // Paired where the engine can pair (at 2 x K x 3 the planner's price of the paired operands may
+                // keep 3 x 3 slices unpaired).
+                const exactref_test::environment_guard pairing("EXACTREF_GEMM_PAIRING", "always");
                 const product_reference p = exact_of(*f, a, b, nullptr, sliced());
                 SCOPED_TRACE(p.plan().describe());
                 EXPECT_EQ(p.plan().engine, current_engine);
@@ -482,6 +485,7 @@ TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
     EXPECT_TRUE(bit_by_bit);
     {
         const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", "3");
+        const exactref_test::environment_guard pairing("EXACTREF_GEMM_PAIRING", "always");
         const std::uint64_t all_ones = (static_cast<std::uint64_t>(binary32_info.emax) << 23) | ((1u << 23) - 1);
         const std::size_t k = 1025;
         bits_matrix a{3, k, {}}, b{k, 10, {}};
@@ -490,6 +494,15 @@ TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
         const product_reference p = exact_of(binary32_info, a, b, nullptr, on_binary64());
         EXPECT_TRUE(p.plan().paired) << p.plan().describe();
         expect_product_matches_oracles(p, a, b, binary32_info);
+    }
+    for (const char* bad : {"", "sometimes"}) {  // "" is auto; then a bad value
+        const exactref_test::environment_guard guard("EXACTREF_GEMM_PAIRING", bad);
+        const std::vector<float> one{1.0f, 2.0f};
+        if (*bad == '\0')
+            EXPECT_NO_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()));
+        else
+            EXPECT_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()),
+                         std::invalid_argument);
     }
     for (const char* bad : {"0", "-3", "12x"}) {
         const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", bad);
