@@ -284,7 +284,8 @@ void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& b
             // span = top - lowest = top - (ceiling + 1 - stored) for a finite non-zero entry (stored >= 1); 0 stays 0.
             const int offset = row_top - ceiling - 1;
             for (std::size_t l = 0; l < k; ++l)
-                if (span[l] != 0) span[l] = static_cast<std::uint16_t>(span[l] + offset);  // <= emax - emin + p + 1 < 2^12
+                if (span[l] != 0)  // <= emax - emin + p + 1 < 2^12
+                    span[l] = static_cast<std::uint16_t>(span[l] + offset);
         }
     };
     if (threads > 1 && rows * k >= (std::size_t{1} << 16)) detail::parallel_for(rows, threads, 16, scan);
@@ -567,10 +568,10 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     const bool per_element = options.method == matmul_method::per_element || m == 0 || n == 0 || k == 0 || !blas_sized;
     // Step S1, and Step S2's spans in the same pass over the copies.
     std::vector<std::uint16_t> spans_a, spans_b;
-    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a, per_element ? nullptr : &spans_a,
-              threads);
-    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b, per_element ? nullptr : &spans_b,
-              threads);
+    scan_rows(f, st->a, st->m, st->k, st->row_top, st->row_min_exponent, st->special_a,
+              per_element ? nullptr : &spans_a, threads);
+    scan_rows(f, st->bt, st->n, st->k, st->col_top, st->col_min_exponent, st->special_b,
+              per_element ? nullptr : &spans_b, threads);
     st->plan.special_a = st->special_a.total();
     st->plan.special_b = st->special_b.total();
     st->far_a.offsets.assign(st->m + 1, 0);

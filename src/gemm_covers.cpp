@@ -392,6 +392,27 @@ struct lanes_enclosure {
     return _mm512_mask_add_epi64(bits, finite, bits, _mm512_set1_epi64(1));
 }
 
+// t_enclosure_of in 8 lanes, for the lanes in `takes` (t_hat read there only): usable where t is finite and >= 0;
+// lo = next_down(RN(t·t_below)) and hi = next_up(RN(t·t_above)) on the encodings for t > 0 (lo 0 when the product is
+// not positive), both 0 for t = 0 and in the lanes not usable.
+struct lanes_t_enclosure {
+    __mmask8 usable;
+    __m512i lo, hi;
+};
+[[gnu::always_inline]] EXACTREF_TARGET_V4 inline lanes_t_enclosure lanes_enclose_t(const double* t_hat, __mmask8 takes,
+                                                                                  __m512d t_below, __m512d t_above) {
+    const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(std::numeric_limits<double>::infinity());
+    const __m512d t = _mm512_maskz_loadu_pd(takes, t_hat);
+    lanes_t_enclosure out;
+    out.usable = takes & _mm512_cmp_pd_mask(t, zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
+    const __mmask8 positive = out.usable & _mm512_cmp_pd_mask(t, zero, _CMP_GT_OQ);
+    const __m512d below = _mm512_mul_pd(t, t_below), above = _mm512_mul_pd(t, t_above);
+    const __mmask8 below_positive = _mm512_cmp_pd_mask(below, zero, _CMP_GT_OQ);
+    out.lo = _mm512_maskz_sub_epi64(positive & below_positive, _mm512_castpd_si512(below), _mm512_set1_epi64(1));
+    out.hi = _mm512_maskz_mov_epi64(positive, lanes_next_up_nonnegative(above));
+    return out;
+}
+
 // Step P6 (docs/algorithms/covers-filter.md): narrow_run_element in 8 lanes, the same numbers. Per lane: the levels
 // gathered (stride count_levels), each one's 128-bit two's-complement value at its shift (low word v << sh, high word
 // v >> (64 - sh) arithmetic: the sign fill for sh = 0) added with a carry, as the scalar int128 sum; its magnitude
@@ -409,7 +430,6 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
     const __m512i sixty_four = _mm512_set1_epi64(64);
     const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
     const __m512i low_offset = _mm512_set1_epi64(in.low_offset + 1150);  // biased = low + 64 - lz + 63 + 1023
-    const __m512d inf = _mm512_set1_pd(std::numeric_limits<double>::infinity()), zero_d = _mm512_setzero_pd();
     const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
     for (std::size_t k = 0; k < count; k += 8) {
         const __mmask8 live = lanes_live(count, k);
@@ -450,20 +470,12 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
         const lanes_enclosure s_enc = lanes_enclose_binary64(negative, top, sticky, biased, takes & ~is_zero);
         const __mmask8 normal = s_enc.normal;
         const __m512i s_lo = s_enc.lo, s_hi = s_enc.hi;
-        // t_enclosure_of.
-        const __m512d t = _mm512_maskz_loadu_pd(live, in.t_hat + k);
-        const __mmask8 t_ok = takes & _mm512_cmp_pd_mask(t, zero_d, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
-        const __mmask8 t_positive = t_ok & _mm512_cmp_pd_mask(t, zero_d, _CMP_GT_OQ);
-        const __m512d below = _mm512_mul_pd(t, t_below), above = _mm512_mul_pd(t, t_above);
-        const __m512i below_bits = _mm512_castpd_si512(below);
-        const __mmask8 below_positive = _mm512_cmp_pd_mask(below, zero_d, _CMP_GT_OQ);
-        const __m512i w_lo = _mm512_maskz_sub_epi64(t_positive & below_positive, below_bits, one);
-        const __m512i w_hi = _mm512_maskz_mov_epi64(t_positive, lanes_next_up_nonnegative(above));
+        const lanes_t_enclosure t = lanes_enclose_t(in.t_hat + k, takes, t_below, t_above);  // t_enclosure_of
         _mm512_mask_storeu_epi64(out.s_lo + k, live, s_lo);
         _mm512_mask_storeu_epi64(out.s_hi + k, live, s_hi);
-        _mm512_mask_storeu_epi64(out.w_lo + k, live, w_lo);
-        _mm512_mask_storeu_epi64(out.w_hi + k, live, w_hi);
-        _mm512_mask_cvtepi64_storeu_epi8(out.usable + k, live, _mm512_maskz_mov_epi64(t_ok, one));
+        _mm512_mask_storeu_epi64(out.w_lo + k, live, t.lo);
+        _mm512_mask_storeu_epi64(out.w_hi + k, live, t.hi);
+        _mm512_mask_cvtepi64_storeu_epi8(out.usable + k, live, _mm512_maskz_mov_epi64(t.usable, one));
         _mm512_mask_cvtepi64_storeu_epi8(out.done + k, live, _mm512_maskz_mov_epi64(takes, one));
         // encode's cases (a sum beyond the normal doubles): element by element.
         for (unsigned redo = takes & ~is_zero & ~normal; redo != 0; redo &= redo - 1)
@@ -488,7 +500,7 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
     const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
     const __m512i low_min = _mm512_set1_epi64(-1022), low_max = _mm512_set1_epi64(1023 - (levels - 1) * in.w - 69);
     const __m512d shrink = _mm512_set1_pd(1 - 0x1p-45), grow = _mm512_set1_pd(1 + 0x1p-45);
-    const __m512d zero_d = _mm512_setzero_pd(), inf = _mm512_set1_pd(std::numeric_limits<double>::infinity());
+    const __m512d zero_d = _mm512_setzero_pd();
     const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
     const __m512i far_b = _mm512_set1_epi64(in.col_far);
     // ea + 1023 and eb + 1023 (the biased exponents of 2^ea, 2^eb), from low; their range -990 .. 959 biased.
@@ -573,15 +585,11 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
         const lanes_enclosure s_enc = lanes_enclose_binary64(negative, top, sticky, biased, takes & ~is_zero);
         __mmask8 range_ok;  // T enclosed (else the lane is all 0 and not usable)
         __m512i w_lo, w_hi;
-        if (in.t_hat != nullptr) {
-            // t_enclosure_of (Step S6's T, far products included), as in enclose_narrow_run_v4.
-            const __m512d t = _mm512_maskz_loadu_pd(takes, in.t_hat + k);
-            range_ok = takes & _mm512_cmp_pd_mask(t, zero_d, _CMP_GE_OQ) & _mm512_cmp_pd_mask(t, inf, _CMP_LT_OQ);
-            const __mmask8 t_positive = range_ok & _mm512_cmp_pd_mask(t, zero_d, _CMP_GT_OQ);
-            const __m512d below = _mm512_mul_pd(t, t_below), above = _mm512_mul_pd(t, t_above);
-            const __mmask8 below_positive = _mm512_cmp_pd_mask(below, zero_d, _CMP_GT_OQ);
-            w_lo = _mm512_maskz_sub_epi64(t_positive & below_positive, _mm512_castpd_si512(below), one);
-            w_hi = _mm512_maskz_mov_epi64(t_positive, lanes_next_up_nonnegative(above));
+        if (in.t_hat != nullptr) {  // t_enclosure_of (Step S6's T, far products included)
+            const lanes_t_enclosure t = lanes_enclose_t(in.t_hat + k, takes, t_below, t_above);
+            range_ok = t.usable;
+            w_lo = t.lo;
+            w_hi = t.hi;
         } else {
             // enclose_levels_of: T's levels from the lowest up, when every scale is normal.
             range_ok = takes & _mm512_cmpge_epi64_mask(low, low_min) & _mm512_cmple_epi64_mask(low, low_max);

@@ -306,17 +306,18 @@ std::uint64_t scaled_magnitude_bits(std::uint64_t bits, int top, bool& dropped) 
     return (static_cast<std::uint64_t>(binade + 1023) << 52) | fraction;
 }
 
-// Step S6 for binary64 terms: the stored t_hat(i, j) from the scaled GEMM's entry t (= RN-ish Σ |â|·|b̂|, in units of
-// 2^(E_i + F_j) = 2^scale): t·2^scale, exact, when t >= 2^-400 (the dropped entries' slack then fits t_above) and the
-// result lies in [2^-1000, 2^1000] (t_enclosure's products stay normal and finite); 0 when t = 0 and neither row nor
-// column dropped an entry (every product is then 0: T = 0); else NaN, which t_enclosure refuses (the element takes
-// the exact path).
+// Step S6 for binary64 terms: the stored t_hat(i, j) from the scaled GEMM's entry t (Σ |â|·|b̂| as the GEMM rounded
+// it, in units of 2^(E_i + F_j) = 2^scale): t·2^scale, exact, when t >= 2^-400 (the dropped entries' slack then fits
+// t_above) and the result lies in [2^-1000, 2^1000] (t_enclosure's products stay normal and finite); 0 when t = 0 and
+// neither row nor column dropped an entry (every product is then 0: T = 0); else NaN, which t_enclosure refuses (the
+// element takes the exact path).
 double scale_t_hat(double t, int scale, bool dropped) noexcept {
     if (t == 0 && !dropped) return 0;
     if (!(t >= 0x1p-400)) return std::numeric_limits<double>::quiet_NaN();  // also NaN (a guard: t < K always)
     const int binade = static_cast<int>(std::bit_cast<std::uint64_t>(t) >> 52) - 1023;  // t normal and positive
     if (binade + scale < -1000 || binade + scale > 1000) return std::numeric_limits<double>::quiet_NaN();
-    return std::bit_cast<double>(std::bit_cast<std::uint64_t>(t) + (static_cast<std::uint64_t>(static_cast<std::int64_t>(scale)) << 52));
+    const auto shift = static_cast<std::uint64_t>(static_cast<std::int64_t>(scale)) << 52;  // added to the exponent
+    return std::bit_cast<double>(std::bit_cast<std::uint64_t>(t) + shift);
 }
 
 }  // namespace
@@ -346,8 +347,10 @@ void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vecto
                      [&](std::size_t r0, std::size_t r1) {
                          for (std::size_t r = r0; r < r1; ++r) {
                              bool any = false;
-                             for (std::size_t l = 0; l < k; ++l)
-                                 out[r * k + l] = std::bit_cast<double>(scaled_magnitude_bits(bits[r * k + l], top[r], any));
+                             for (std::size_t l = 0; l < k; ++l) {
+                                 const std::uint64_t magnitude = scaled_magnitude_bits(bits[r * k + l], top[r], any);
+                                 out[r * k + l] = std::bit_cast<double>(magnitude);
+                             }
                              dropped[r] = any ? 1 : 0;
                          }
                      });

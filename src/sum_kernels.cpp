@@ -717,7 +717,8 @@ template <bool Split>
 }
 
 // A block on AVX-512: its steps by step, then the integers (Split: binary64's hi and lo sums in their two units; else
-// binary32's two halves in one), the flags and max|x| (the largest lane of `largest`, magnitudes of the format's width).
+// binary32's two halves in one), the flags and max|x| (the largest lane of `largest`, magnitudes of the format's
+// width).
 template <pass K, bool Split, class Step>
 [[gnu::always_inline]] EXACTREF_TARGET_AVX512 inline f0b_sums f0b_block(const typename Step::bits_type* x,
                                                                       std::size_t steps, const Step& step,

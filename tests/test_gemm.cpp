@@ -498,11 +498,11 @@ TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
     for (const char* bad : {"", "sometimes"}) {  // "" is auto; then a bad value
         const exactref_test::environment_guard guard("EXACTREF_GEMM_PAIRING", bad);
         const std::vector<float> one{1.0f, 2.0f};
-        if (*bad == '\0')
-            EXPECT_NO_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()));
-        else
-            EXPECT_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()),
-                         std::invalid_argument);
+        auto product = [&] {
+            (void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64());
+        };
+        if (*bad == '\0') EXPECT_NO_THROW(product());
+        else EXPECT_THROW(product(), std::invalid_argument);
     }
     for (const char* bad : {"0", "-3", "12x"}) {
         const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", bad);

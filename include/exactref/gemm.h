@@ -19,18 +19,21 @@
 //                or 7-bit int8 slices with exact int32 accumulation (AVX-512 VNNI, or portable C++), K cut into
 //                chunks of at most 65536 products so that no int32 wraps (65536·255·127 < 2^31); the planner prices
 //                both with their measured costs, and the values are the same bit for bit.
-//                T: for binary64 terms the same slice GEMMs of |A_p|·|B_q|; for binary32, binary16 and bfloat16
-//                terms (every |a|·|b| exact in binary64) one binary64 GEMM of |A|·|B| instead (Step S6), whose
-//                result t̂ encloses T: T ∈ [t̂·(1 − g), t̂·(1 − g)/(1 − 2g)], g = (K − 1)·2^-52 (Higham, ASNA 2nd ed.,
-//                §3.1, (3.5), unit 2^-52 for any rounding mode). covers() filters on that enclosure; element(i, j)
-//                and to_array() then compute the exact T (and s) by the exact dot of row i and column j. The
-//                planner takes it where it is cheaper (not for 1 x 1 binary64 slices); the environment variable
-//                EXACTREF_GEMM_T = levels | enclosed | auto forces T's slice GEMMs or Step S6 (tests, benchmarks; an
-//                unknown value is std::invalid_argument). The values are the same either way.
+//                T: the same slice GEMMs of |A_p|·|B_q| (exact), or one binary64 GEMM of |A|·|B| (Step S6), whose
+//                result t̂ encloses T: for binary32, binary16 and bfloat16 terms (every |a|·|b| exact in binary64)
+//                T ∈ [t̂·(1 − g), t̂·(1 − g)/(1 − 2g)], g = (K − 1)·2^-52 (Higham, ASNA 2nd ed., §3.1, (3.5), unit
+//                2^-52 for any rounding mode); for binary64 terms the GEMM runs on |A| and |B| scaled by powers of
+//                two per row and column (entries below 2^-511 of their row's or column's top dropped and bounded),
+//                with g = K·2^-52 and one more outward step, and an element where that cannot hold is left to the
+//                exact path (ozaki.md, "Step S6 for binary64 terms"). covers() filters on that enclosure;
+//                element(i, j) and to_array() then compute the exact T (and s) by the exact dot of row i and column
+//                j. The planner takes it where it is cheaper (not for 1 x 1 binary64 slices); the environment
+//                variable EXACTREF_GEMM_T = levels | enclosed | auto forces T's slice GEMMs or Step S6, and
+//                EXACTREF_GEMM_PAIRING = always | never | auto the pairing of slices (tests, benchmarks; an unknown
+//                value is std::invalid_argument). The values are the same either way.
 //   per_element  one superaccumulator dot product per element (the simple reference; K products per element).
 // automatic picks the cheaper one from the shapes and the data (plan().slice_gemms binary64 GEMMs for s plus 1 for T
-// with narrow terms, or as many again for binary64 terms: 3 + 1 for binary32 N(0, 1) data at K = 1024, 6 + 6 for
-// binary64).
+// when it is enclosed, or as many again: 3 + 1 for binary32 N(0, 1) data at K = 1024, 9 + 1 for binary64).
 #pragma once
 
 #include "exactref/config.h"  // C++20, or a clear error
@@ -94,8 +97,9 @@ struct matmul_options {
     /// element when it is read; the result is exact either way.
     int max_slices = 0;
     /// Sliced method: pair the slices (Karatsuba), so that s x s slices take s(s+1)/2 slice GEMMs instead of s², at
-    /// the price of one bit of slice width (K·2^(2w+2) <= 2^53); the planner takes it when it is cheaper. false
-    /// multiplies every pair of slices (for tests and benchmarks; the values are the same either way).
+    /// the price of one bit of slice width (K·2^(2w+2) <= 2^53) and s(s-1)/2 more operand matrices per side; the
+    /// planner takes it when it is cheaper (EXACTREF_GEMM_PAIRING=always forces it where allowed). false multiplies
+    /// every pair of slices (for tests and benchmarks; the values are the same either way).
     bool pair_slices = true;
     /// Sliced method: the engine of the slice products (see gemm_engine); automatic reads EXACTREF_GEMM_ENGINE, else
     /// lets the planner choose. An unknown EXACTREF_GEMM_ENGINE value is std::invalid_argument.
@@ -111,8 +115,9 @@ struct matmul_plan {
     bool paired = false;       // slices paired (Karatsuba): matmul_options::pair_slices
     gemm_engine engine = gemm_engine::automatic;  // sliced: the engine that ran (binary64, int8_vnni, int8_plain)
     int slice_gemms = 0;       // slice GEMMs of m x K x n for s (as many again for T unless t_enclosed)
-    /// T enclosed by one binary64 GEMM of |A|·|B| (terms of binary32, binary16, bfloat16; docs/algorithms/ozaki.md,
-    /// Step S6) instead of summed exactly in slice GEMMs; element(i, j) then computes its exact T on demand.
+    /// T enclosed by one binary64 GEMM of |A|·|B| (any format; binary64 terms scaled per row and column:
+    /// docs/algorithms/ozaki.md, Step S6) instead of summed exactly in slice GEMMs; element(i, j) then computes its
+    /// exact T on demand.
     bool t_enclosed = false;
     std::size_t far_a = 0;     // entries of A with bits below the last slice (added exactly per element)
     std::size_t far_b = 0;     // entries of B with bits below the last slice
@@ -122,13 +127,13 @@ struct matmul_plan {
     /// of s and T and the GEMM output blocks. The finished product_reference keeps the copies and the level sums.
     std::size_t peak_bytes = 0;
     /// e.g. "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 1 binary64 GEMM of |A|·|B|
-    /// enclosing T), ..." (binary32 N(0, 1) data; binary64 terms: "(3 slice GEMMs for s, 3 for T)").
+    /// enclosing T), ..." (binary32 N(0, 1) data; with T's levels: "(3 slice GEMMs for s, 3 for T)").
     std::string describe() const;
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
-/// Memory: about 16·(s_A + s_B - 1) bytes per element (sliced, binary64 terms; 8·(s_A + s_B - 1) + 8 for narrower
-/// terms, whose T is enclosed: plan().t_enclosed) plus a copy of A, B and C0. element(i, j) builds the reference of one
+/// Memory: about 8·(s_A + s_B - 1) + 8 bytes per element (sliced, T enclosed: plan().t_enclosed; 16·(s_A + s_B - 1)
+/// with T's levels) plus a copy of A, B and C0. element(i, j) builds the reference of one
 /// element on demand (with t_enclosed by the exact dot of row i and column j, O(K)); to_array() builds all of them
 /// (about 2.3 KB each).
 /// Thread safety: const member functions may be called concurrently.

@@ -146,8 +146,9 @@ void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const nar
 /// low_k = row_top[k] + low_offset, and its W is enclosed from t_levels the same way in binary64 (Step P4's W), or,
 /// with t_hat set (Step S6 for binary64 terms; t_levels then unused), from t_hat[k] as in narrow_run_input (W holds
 /// the far products then); its far products (row_far[k] far entries in the row, col_far in the column) are bounded
-/// by Step P4's F with top = low_k + (count_levels + 1)·w. An element is taken (done[k] = 1) when row_plain[k] != 0, its exponents pass
-/// as in narrow_run_input, and with far entries F's powers of two are in range (else enclose_fast would refuse it).
+/// by Step P4's F with top = low_k + (count_levels + 1)·w. An element is taken (done[k] = 1) when row_plain[k] != 0,
+/// its exponents pass as in narrow_run_input, and with far entries F's powers of two are in range (else enclose_fast
+/// would refuse it).
 /// Taken elements get s_lo, s_hi (RD and RU of the near s, widened by F) and w_lo, w_hi with usable[k] = 1, or, when a
 /// level's scale would leave the normal range (with t_hat: t_hat[k] is not finite and >= 0), all 0 and usable[k] = 0;
 /// elements not taken get 0.
