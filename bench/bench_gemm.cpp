@@ -10,7 +10,10 @@
 //   exact/<T>/N/threads      exactref::exact_matmul with the sliced (Ozaki) method: exact s and T of every element in
 //                            compact form. Counters: "gemms" = GEMMs for s and T together (T: its slice GEMMs, or
 //                            1 binary64 GEMM of |A|·|B| for narrow terms, Step S6), "slices" =
-//                            slices of A x 100 + slices of B, "memory" = plan().peak_bytes / the operands' bytes.
+//                            slices of A x 100 + slices of B, "memory" = plan().peak_bytes / the operands' bytes,
+//                            "rss" = the resident memory one more build (untimed, after the loop) added at its peak
+//                            over the memory before it, / the operands' bytes (Linux: /proc/self/clear_refs resets
+//                            VmHWM; malloc_trim first returns the freed memory the allocator kept; 0 elsewhere).
 //   exact_max3/float64/N/t   the same with at most 3 slices per side (is the planner's choice the faster one?).
 //   exact_binary64/<T>/N/t, exact_int8_vnni/<T>/N/t  the same on one forced engine (matmul_options::engine; the
 //                            exact/ rows are the planner's choice, counter "engine"). int8-vnni needs AVX-512 VNNI:
@@ -26,10 +29,15 @@
 #include <Eigen/Core>
 #include <cblas.h>
 
+#include <malloc.h>  // malloc_trim
+
 #include <algorithm>
 #include <cstddef>
+#include <cstring>  // std::strlen
+#include <fstream>
 #include <map>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -108,6 +116,21 @@ void bm_openblas64(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The process's resident memory and its peak since the last reset_peak_kib() (Linux /proc/self/status), in KiB; -1
+// where they cannot be read.
+long status_kib(const char* field) {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::strlen(field)));
+    return -1;
+}
+bool reset_peak_kib() {
+    std::ofstream out("/proc/self/clear_refs");
+    out << "5";  // resets VmHWM to VmRSS (Linux 4.0 and later)
+    return static_cast<bool>(out.flush());
+}
+
 template <class T, int MaxSlices = 0, exactref::gemm_engine Engine = exactref::gemm_engine::automatic>
 void bm_exact(benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
@@ -125,9 +148,19 @@ void bm_exact(benchmark::State& state) {
         engine = static_cast<int>(p.plan().engine);
         benchmark::DoNotOptimize(p);
     }
+    // One more build, untimed, for the resident memory it adds at its peak.
+    malloc_trim(0);
+    double rss = 0;
+    if (const long before = status_kib("VmRSS:"); before >= 0 && reset_peak_kib()) {
+        exactref::product_reference p = exactref::exact_matmul(a, b, options);
+        benchmark::DoNotOptimize(p);
+        const long peak = status_kib("VmHWM:");
+        rss = static_cast<double>(peak - before) * 1024.0 / static_cast<double>(2 * n * n * sizeof(T));
+    }
     state.counters["gemms"] = gemms;
     state.counters["slices"] = slices;
     state.counters["memory"] = memory;
+    state.counters["rss"] = rss;
     state.counters["engine"] = engine;  // exactref::gemm_engine: 1 binary64, 2 int8-vnni, 3 int8-plain
 }
 

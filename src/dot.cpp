@@ -736,31 +736,6 @@ void dot_accumulator::add_bf16(const std::uint16_t* x, const std::uint16_t* y, s
     pairs(x, y, n);
 }
 
-void dot_accumulator::add_wide(const std::uint64_t* x, const std::uint64_t* y, std::size_t n) noexcept {
-    if (f_->storage_bits == 64) {
-        add(x, y, n);
-        return;
-    }
-    for (std::size_t start = 0; start < n; start += block_size) {
-        const std::size_t len = std::min(block_size, n - start);
-        if (f_->storage_bits == 32) {
-            std::array<std::uint32_t, block_size> xs, ys;
-            for (std::size_t i = 0; i < len; ++i) {
-                xs[i] = static_cast<std::uint32_t>(x[start + i]);
-                ys[i] = static_cast<std::uint32_t>(y[start + i]);
-            }
-            add(xs.data(), ys.data(), len);
-        } else {
-            std::array<std::uint16_t, block_size> xs, ys;
-            for (std::size_t i = 0; i < len; ++i) {
-                xs[i] = static_cast<std::uint16_t>(x[start + i]);
-                ys[i] = static_cast<std::uint16_t>(y[start + i]);
-            }
-            add(xs.data(), ys.data(), len);
-        }
-    }
-}
-
 void dot_accumulator::add_term(std::uint64_t bits) noexcept {
     ++count_;
     ref_.has_initial = true;

@@ -141,8 +141,6 @@ public:
     void add(const std::uint64_t* x_bits, const std::uint64_t* y_bits, std::size_t n) noexcept;
     void add(const std::uint32_t* x_bits, const std::uint32_t* y_bits, std::size_t n) noexcept;
     void add(const std::uint16_t* x_bits, const std::uint16_t* y_bits, std::size_t n) noexcept;
-    /// Adds Σ x[i]·y[i] for raw bits held in 64-bit words, whatever the format (narrowed block by block).
-    void add_wide(const std::uint64_t* x_bits, const std::uint64_t* y_bits, std::size_t n) noexcept;
     /// Adds one more plain term (beta = 1: the existing output).
     void add_term(std::uint64_t bits) noexcept;
     /// Adds everything `other` accumulated (exact: the per-chunk accumulators of a parallel dot product).

@@ -95,8 +95,7 @@ void build_sliced_element(const product_reference::state& st, std::size_t i, std
     const format_info& f = *st.f;
     const std::size_t k = st.k;
     const std::uint64_t sign = std::uint64_t{1} << (f.storage_bits - 1);
-    const std::uint64_t* a = st.a.data() + i * k;
-    const std::uint64_t* b = st.bt.data() + j * k;
+    const detail::bit_row a = st.a.row(i, k), b = st.bt.row(j, k);
     const std::size_t levels = static_cast<std::size_t>(st.levels);
     bool nonzero = false;  // some finite product is non-zero
 
@@ -166,8 +165,7 @@ int detail::element_min_product_exponent(const product_reference::state& st, std
     const int ra = st.row_min_exponent[i], cb = st.col_min_exponent[j];
     if (ra == INT_MAX || cb == INT_MAX || ra + cb >= f.emin) return f.emin;
     int smallest = f.emin;
-    const std::uint64_t* a = st.a.data() + i * st.k;
-    const std::uint64_t* b = st.bt.data() + j * st.k;
+    const detail::bit_row a = st.a.row(i, st.k), b = st.bt.row(j, st.k);
     for (std::size_t l = 0; l < st.k; ++l) {
         const detail::entry_parts x = detail::split_entry(f, a[l]);
         const detail::entry_parts y = detail::split_entry(f, b[l]);
@@ -187,7 +185,10 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
     if (st.plan.method == matmul_method::per_element || st.t_enclosed) {
         detail::dot_accumulator acc(f);
         const std::size_t column = st.batch > 1 ? (i / st.item_rows) * st.n + j : j;  // bt's row (batches stack)
-        acc.add_wide(st.a.data() + i * st.k, st.bt.data() + column * st.k, st.k);
+        st.a.visit([&](const auto* a) {  // both copies have the format's width
+            using bits = std::remove_cvref_t<decltype(*a)>;
+            acc.add(a + i * st.k, st.bt.data<bits>() + column * st.k, st.k);
+        });
         if (st.has_c) acc.add_term(st.c[i * st.n + j]);
         acc.finish(out);
         return;
@@ -213,7 +214,8 @@ void build_element(const product_reference::state& st, std::size_t i, std::size_
 // when there are 2^16 entries or more. The transposed copy goes by tiles of 32 x 32 entries, so that its strided writes
 // stay within a few pages.
 template <floating_format T>
-void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out, unsigned threads = 1) {
+void copy_bits(const matrix_view<T>& v, bool transpose, typename format_traits<T>::bits_type* out,
+               unsigned threads = 1) {
     constexpr std::size_t tile = 32;
     // Rows [i0, i1) of v (row-major copy), or columns [j0, j1) of v, that is rows of the transposed copy.
     auto rows = [&](std::size_t i0, std::size_t i1) {
@@ -244,9 +246,10 @@ void copy_bits(const matrix_view<T>& v, bool transpose, std::uint64_t* out, unsi
 // and slice count on the spans). One decoding per entry: the lowest set bits wait in `spans` (as a distance below
 // the largest exponent any entry can have) until the row's top is known. Rows on `threads` workers (2^16 entries or
 // more); the Inf/NaN columns are counted there and listed afterwards (rows that have any, in order).
-void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& bits, std::size_t rows, std::size_t k,
-               std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials,
-               std::vector<std::uint16_t>* spans, unsigned threads) {
+template <class U>
+void scan_rows(const format_info& f, const U* bits, std::size_t rows, std::size_t k, std::vector<int>& top,
+               std::vector<int>& min_exponent, detail::index_lists& specials, std::vector<std::uint16_t>* spans,
+               unsigned threads) {
     top.assign(rows, INT_MIN);
     min_exponent.assign(rows, INT_MAX);
     specials.offsets.assign(rows + 1, 0);
@@ -256,7 +259,7 @@ void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& b
     const int ceiling = f.emax;
     auto scan = [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
-            const std::uint64_t* row = bits.data() + r * k;
+            const U* row = bits + r * k;
             std::uint16_t* span = spans != nullptr ? spans->data() + r * k : nullptr;
             int row_top = INT_MIN, row_min = INT_MAX;
             std::size_t special = 0;
@@ -294,12 +297,19 @@ void scan_rows(const format_info& f, const detail::bulk_vector<std::uint64_t>& b
         const bool any = specials.offsets[r + 1] != 0;
         specials.offsets[r + 1] += specials.offsets[r];
         if (!any) continue;
-        const std::uint64_t* row = bits.data() + r * k;
+        const U* row = bits + r * k;
         for (std::size_t l = 0; l < k; ++l) {
             const decoded d = decode_bits(f, row[l]);
             if (d.is_nan || d.is_inf) specials.index.push_back(static_cast<std::uint32_t>(l));
         }
     }
+}
+
+// scan_rows over a copy at its format's width.
+void scan_rows(const format_info& f, const detail::bit_matrix& bits, std::size_t rows, std::size_t k,
+               std::vector<int>& top, std::vector<int>& min_exponent, detail::index_lists& specials,
+               std::vector<std::uint16_t>* spans, unsigned threads) {
+    bits.visit([&](const auto* data) { scan_rows(f, data, rows, k, top, min_exponent, specials, spans, threads); });
 }
 
 // How many entries have each span.
@@ -553,13 +563,14 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     // Step S1
     const unsigned threads = resolve_threads(options.threads);
     st->item_rows = st->m;
-    st->a.resize(a.rows * a.cols);
-    st->bt.resize(b.rows * b.cols);
-    copy_bits(a, false, st->a.data(), threads);
-    copy_bits(b, true, st->bt.data(), threads);
+    using bits = typename format_traits<T>::bits_type;
+    st->a.resize(a.rows * a.cols, f.storage_bits);
+    st->bt.resize(b.rows * b.cols, f.storage_bits);
+    copy_bits(a, false, st->a.data<bits>(), threads);
+    copy_bits(b, true, st->bt.data<bits>(), threads);
     if (c0 != nullptr) {
-        st->c.resize(c0->rows * c0->cols);
-        copy_bits(*c0, false, st->c.data(), threads);
+        st->c.resize(c0->rows * c0->cols, f.storage_bits);
+        copy_bits(*c0, false, st->c.data<bits>(), threads);
     }
     const std::size_t m = st->m, n = st->n, k = st->k;
     const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
@@ -662,6 +673,8 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, const matrix_
     st->plan.slice_gemms = detail::slice_gemm_count(best_a, best_b, st->karatsuba);
     st->far_a = far_entries(spans_a, m, k, w, best_a);
     st->far_b = far_entries(spans_b, n, k, w, best_b);
+    std::vector<std::uint16_t>().swap(spans_a);  // not needed any more: their memory goes before Steps S3-S6 take any
+    std::vector<std::uint16_t>().swap(spans_b);
     st->plan.far_a = st->far_a.total();
     st->plan.far_b = st->far_b.total();
     st->t_enclosed = best_s6;
@@ -741,20 +754,22 @@ product_reference shared_batch_reference(std::size_t batch, std::size_t m, std::
     st->f = &f;
     st->has_c = has_c;
     st->plan.method = matmul_method::per_element;
-    st->a.resize(st->m * k);
-    st->bt.resize(batch * n * k);
-    if (has_c) st->c.resize(st->m * n);
+    using bits = typename format_traits<T>::bits_type;
+    st->a.resize(st->m * k, f.storage_bits);
+    st->bt.resize(batch * n * k, f.storage_bits);
+    if (has_c) st->c.resize(st->m * n, f.storage_bits);
     matrix_view<T> va, vb, vc;
     for (std::size_t p = 0; p < batch; ++p) {
         item(context, p, va, vb, vc);
-        copy_bits(va, false, st->a.data() + p * m * k);
-        copy_bits(vb, true, st->bt.data() + p * n * k);
-        if (has_c) copy_bits(vc, false, st->c.data() + p * m * n);
+        copy_bits(va, false, st->a.data<bits>() + p * m * k);
+        copy_bits(vb, true, st->bt.data<bits>() + p * n * k);
+        if (has_c) copy_bits(vc, false, st->c.data<bits>() + p * m * n);
     }
     const std::uint64_t exponent_field = std::uint64_t{f.special_exponent_field()} << (f.precision - 1);
-    auto specials = [&](const detail::bulk_vector<std::uint64_t>& bits) {
+    auto specials = [&](const detail::bit_matrix& copy) {
+        const bits* x = copy.data<bits>();
         std::size_t count = 0;
-        for (const std::uint64_t x : bits) count += (x & exponent_field) == exponent_field ? 1 : 0;
+        for (std::size_t e = 0; e < copy.size(); ++e) count += (x[e] & exponent_field) == exponent_field ? 1 : 0;
         return count;
     };
     st->plan.special_a = specials(st->a);

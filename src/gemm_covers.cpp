@@ -992,8 +992,7 @@ private:
         far_term far[max_far_terms];
         std::size_t terms = 0;
         if (far_count > 0) {
-            const std::uint64_t* a = st_.a.data() + i * st_.k;
-            const std::uint64_t* b = st_.bt.data() + j * st_.k;
+            const detail::bit_row a = st_.a.row(i, st_.k), b = st_.bt.row(j, st_.k);
             auto keep = [&](std::uint64_t x, int ex, std::uint64_t y, int ey, bool negative) {
                 if (x == 0 || y == 0) return;
                 far[terms++] = {static_cast<detail::uint128>(x) * y, ex + ey, negative};

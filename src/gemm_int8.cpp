@@ -309,7 +309,7 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
         });
         if (pass == 0) {
             const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (pk.tiles_n + block - 1) / block);
-            st.plan.peak_bytes = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) + pk.a.size() +
+            st.plan.peak_bytes = st.a.bytes() + st.bt.bytes() + st.c.bytes() + pk.a.size() +
                                  pk.b.size() + sizeof(std::int64_t) * pk.col_sum.size() +
                                  workers * block * nr * (pk.tiles_m * mr * sizeof(std::int32_t) +
                                                          m * stride * sizeof(std::int64_t)) +

@@ -43,14 +43,6 @@ std::uint64_t slice_value(const entry_parts& e, int top, int w, int p) noexcept 
     return (e.significand >> (-t)) & mask;
 }
 
-// Output columns per GEMM call: one block per worker (a GEMM is most efficient on wide panels), but at least 16
-// and at most what keeps a worker's D (m x columns doubles) within 64 MiB.
-std::size_t column_block(std::size_t n, unsigned threads, std::size_t m) {
-    const std::size_t per = (n + threads - 1) / std::max(1u, threads);
-    const std::size_t memory_cap = (std::size_t{64} << 20) / sizeof(double) / std::max<std::size_t>(1, m);
-    return std::max<std::size_t>(16, std::min(per, memory_cap));
-}
-
 // Operand r of one side (rows x k for A, k x cols for B, column-major): r < slices is slice r; r = slices + (index of
 // the pair p < q in pairs_of(paired)) is slice p + slice q.
 std::vector<std::pair<int, int>> pairs_of(int paired) {
@@ -129,7 +121,8 @@ namespace {
 // the entry's near bits are that word, X = significand·2^(exponent - bottom) truncated below bottom = top -
 // slices·w (the far bits, Step S5's), and slice p is bits [(slices - 1 - p)·w, (slices - p)·w) of X: the same integers
 // as slice_value.
-void slice_entries(const format_info& f, const std::uint64_t* bits, std::size_t count, int top, int w, int slices,
+template <class U>
+void slice_entries(const format_info& f, const U* bits, std::size_t count, int top, int w, int slices,
                    const std::vector<std::pair<int, int>>& pairs, bool absolute, double* out,
                    std::size_t operand_stride) noexcept {
     double v[max_slices_per_side];
@@ -160,36 +153,72 @@ void slice_entries(const format_info& f, const std::uint64_t* bits, std::size_t 
     }
 }
 
-// One m x n x k binary64 GEMM, column-major C, with A given row-major (m x k, as the copy of A and its slice
-// operands are stored): c = a·b.
-void gemm_row_major_a(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b,
-                      double* c) noexcept {
+// One m x n x k binary64 GEMM into a column-major C with leading dimension ldc >= m (a row panel of a larger output),
+// with A given row-major (m x k, as the copy of A and its slice operands are stored): c = a·b.
+void gemm_row_major_a(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c,
+                      std::size_t ldc) noexcept {
     const auto mi = static_cast<blasint>(m), ni = static_cast<blasint>(n), ki = static_cast<blasint>(k);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, mi, ni, ki, 1.0, a, ki, b, ki, 0.0, c, mi);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, mi, ni, ki, 1.0, a, ki, b, ki, 0.0, c,
+                static_cast<blasint>(ldc));
 }
 
-// Output columns per block of Step S4: all the slice GEMMs of a block run before its levels are written, so a worker
-// holds the block's right operands (k x columns each) and one output per GEMM (m x columns each), at most
-// `block_bytes` of them (a 1024^3 binary32 product: 3 + 3 of them, 48 KiB a column: 2 blocks of 512 columns, 24 MiB,
-// where unblocked the right operands alone took 24 MiB and the outputs 24 more). Every block makes OpenBLAS pack each
-// left operand once more (perf: about 2 ms for 1024 x 1024), so blocks are as wide as the bound allows, of nearly
-// equal widths, at least 16 columns. EXACTREF_GEMM_BLOCK (environment, for tests) sets the columns per block.
-constexpr std::size_t block_bytes = std::size_t{32} << 20;
-std::size_t level_block(std::size_t n, unsigned threads, std::size_t m, std::size_t k, std::size_t rights,
-                        std::size_t gemms) {
-    if (const char* env = std::getenv("EXACTREF_GEMM_BLOCK"); env != nullptr && *env != '\0') {
-        char* end = nullptr;
-        const unsigned long long columns = std::strtoull(env, &end, 10);
-        if (*env < '0' || *env > '9' || *end != '\0' || columns == 0)
-            throw std::invalid_argument(std::string("exactref::matmul: EXACTREF_GEMM_BLOCK = '") + env +
-                                        "' is not a positive number of columns");
-        return static_cast<std::size_t>(std::min<unsigned long long>(columns, n));
+// A positive count from the environment variable `name` (for tests), at most `limit`; 0 when unset or empty.
+std::size_t count_from_environment(const char* name, std::size_t limit) {
+    const char* env = std::getenv(name);
+    if (env == nullptr || *env == '\0') return 0;
+    char* end = nullptr;
+    const unsigned long long count = std::strtoull(env, &end, 10);
+    if (*env < '0' || *env > '9' || *end != '\0' || count == 0)
+        throw std::invalid_argument(std::string("exactref::matmul: ") + name + " = '" + env +
+                                    "' is not a positive number");
+    return static_cast<std::size_t>(std::min<unsigned long long>(count, limit));
+}
+
+// The tiles of Steps S3-S4 and S6: row panels of at most `rows` rows of A, whose left operands (`lefts` arrays of
+// rows x k doubles) are made once per panel, by blocks of at most `cols` output columns, each worker holding its
+// block's right operands (`rights` arrays of k x cols) and GEMM outputs (`outputs` arrays of rows x cols).
+struct tiles {
+    std::size_t rows = 0, cols = 0, workers = 1;
+    std::size_t bytes = 0;  // the temporaries: left operands, and every worker's right operands and outputs
+};
+
+// The temporaries' budget: the operands' own bytes (A and B), at least tile_floor_bytes. Tiles trade memory for
+// work, measured at 1024^3 on Emerald Rapids (docs/performance.md, "Step S4 in tiles"): blocks of 128 columns cost
+// no more than wider ones (64: +10-13%), but every row panel slices B once more and runs shorter GEMMs (panels of 512
+// rows: +7%, of 256: +25%). So the tiles take one panel of all m rows while its left operands leave room for blocks of
+// 128 columns per worker, else 2, 4, ... panels, but none below 1024 rows (where B's slicing is a small part of a
+// panel's GEMMs); blocks as wide as the rest of the budget allows, at least 128 columns (the budget is then exceeded),
+// of nearly equal widths. A 1024^3 binary32 product (2 x 2 paired slices: 3 + 3 operands, 3 outputs) thus keeps one
+// panel (its left operands 24 MiB) with blocks of 128 columns (6 MiB), where blocks of 512 columns took 24 MiB.
+// EXACTREF_GEMM_PANEL and EXACTREF_GEMM_BLOCK (environment, for tests) set the rows per panel and the columns per
+// block.
+constexpr std::size_t tile_floor_bytes = std::size_t{16} << 20;
+constexpr std::size_t min_panel_rows = 1024, min_block_cols = 128;
+tiles tile_shape(std::size_t m, std::size_t n, std::size_t k, unsigned threads, std::size_t lefts, std::size_t rights,
+                 std::size_t outputs, std::size_t budget) {
+    const std::size_t panel_env = count_from_environment("EXACTREF_GEMM_PANEL", m);
+    const std::size_t block_env = count_from_environment("EXACTREF_GEMM_BLOCK", n);
+    const std::size_t workers = std::max(1u, threads);
+    const std::size_t per = (n + workers - 1) / workers;  // a worker's share of the columns
+    const std::size_t min_cols = std::min(per, min_block_cols);
+    tiles t;
+    for (std::size_t panels = 1;; panels *= 2) {
+        t.rows = panel_env != 0 ? panel_env : (m + panels - 1) / panels;
+        const std::size_t left = sizeof(double) * lefts * t.rows * k;
+        const std::size_t column = sizeof(double) * (rights * k + outputs * t.rows);
+        t.cols = std::min(per, budget > left ? (budget - left) / (workers * column) : 0);
+        if (panel_env != 0 || t.cols >= min_cols || t.rows / 2 < min_panel_rows) break;
     }
-    const std::size_t per = (n + threads - 1) / std::max(1u, threads);
-    const std::size_t column = sizeof(double) * (rights * k + gemms * m);
-    const std::size_t widest = std::max<std::size_t>(16, block_bytes / std::max<std::size_t>(1, column));
-    const std::size_t blocks = (per + widest - 1) / widest;
-    return std::max<std::size_t>(std::min<std::size_t>(16, per), (per + blocks - 1) / blocks);
+    if (block_env != 0) {
+        t.cols = block_env;
+    } else {
+        t.cols = std::max(t.cols, min_cols);
+        const std::size_t blocks = (per + t.cols - 1) / t.cols;
+        t.cols = (per + blocks - 1) / blocks;
+    }
+    t.workers = std::min(workers, (n + t.cols - 1) / t.cols);
+    t.bytes = sizeof(double) * (lefts * t.rows * k + t.workers * t.cols * (rights * k + outputs * t.rows));
+    return t;
 }
 
 }  // namespace
@@ -208,70 +237,85 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
     for (std::size_t g = 0; g < gemms.size(); ++g)
         for (const auto& [level, sign] : gemms[g].into) feeds[static_cast<std::size_t>(level)].emplace_back(g, sign);
 
-    // Step S3, left side: operand r (m x k, row-major like the copy of A) of every row, once.
-    bulk_vector<double> left(lefts * m * k);
-    parallel_for(m, threads, 16, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i)
-            slice_entries(*st.f, st.a.data() + i * k, k, st.row_top[i], w, sa, pairs, false, left.data() + i * k,
-                          m * k);
-    });
-
-    // Step S4 per block of output columns: the block's right operands (Step S3 for its columns of B), every slice
-    // GEMM D_g = left·right (each entry an exact integer), then the levels. Then the same with |left|·|right| into the
-    // T levels (binary64 terms): the slices of an entry share its sign, so |slice p + slice q| = |slice p| +
-    // |slice q| and the pairing holds for T as well. One worker per block, each running single-threaded GEMMs.
+    // Steps S3-S4 by tiles (tile_shape): per row panel its left operands, then per block of output columns the block's
+    // right operands (Step S3 for its columns of B), every slice GEMM D_g = left·right (each entry an exact integer),
+    // then the panel's rows of the block's levels. Then the same with |left|·|right| into the T levels (binary64
+    // terms): the slices of an entry share its sign, so |slice p + slice q| = |slice p| + |slice q| and the pairing
+    // holds for T as well. One worker per block, each running single-threaded GEMMs.
+    const tiles tile = tile_shape(m, n, k, threads, lefts, rights, gemms.size(),
+                                  std::max(tile_floor_bytes, st.a.bytes() + st.bt.bytes()));
+    bulk_vector<double> left(lefts * tile.rows * k);
     const blas_single_thread one_blas_thread;
     st.s_levels.resize(m * n * stride);
     st.t_levels.resize(st.t_enclosed ? 0 : m * n * stride);  // Step S6 encloses T instead
-    const std::size_t block = level_block(n, threads, m, k, rights, gemms.size());
-    const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (n + block - 1) / block);
-    st.plan.peak_bytes = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
-                         sizeof(double) * (lefts * m * k + workers * block * (rights * k + gemms.size() * m)) +
+    st.plan.peak_bytes = st.a.bytes() + st.bt.bytes() + st.c.bytes() + tile.bytes +
                          sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
-    for (int pass = 0; pass < (st.t_enclosed ? 1 : 2); ++pass) {
-        const bool absolute = pass == 1;
-        if (absolute)  // |slice| of every left operand, in place: clear the sign bits
-            for (std::size_t e = 0; e < lefts * m * k; ++e) left[e] = std::fabs(left[e]);
-        bulk_vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
-        parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
-            // One worker may get several blocks (all of them on one thread): its buffers serve each in turn.
-            bulk_vector<double> right(rights * k * block), d(gemms.size() * m * block);
-            for (std::size_t b0 = j0; b0 < j1; b0 += block) {
-                const std::size_t cols = std::min(block, j1 - b0);
-                for (std::size_t j = b0; j < b0 + cols; ++j)
-                    slice_entries(*st.f, st.bt.data() + j * k, k, st.col_top[j], w, sb, pairs, absolute,
-                                  right.data() + (j - b0) * k, k * cols);
-                for (std::size_t g = 0; g < gemms.size(); ++g)
-                    gemm_row_major_a(m, cols, k, left.data() + static_cast<std::size_t>(gemms[g].left) * m * k,
-                                     right.data() + static_cast<std::size_t>(gemms[g].right) * k * cols,
-                                     d.data() + g * m * cols);
-                // |D| < 2^53 and a level adds at most 3·16 + 1 of them: below 2^59, exact in int64. A column's
-                // levels (m·levels int64) stay in cache while its GEMM outputs are added in.
-                for (std::size_t jj = 0; jj < cols; ++jj) {
-                    std::int64_t* lev = out.data() + (b0 + jj) * m * stride;
-                    for (std::size_t t = 0; t < stride; ++t) {
-                        std::int64_t* lt = lev + t;
-                        bool first = true;
-                        for (const auto& [g, sign] : feeds[t]) {
-                            const double* dg = d.data() + (g * cols + jj) * m;
-                            if (first && sign > 0)
-                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] = static_cast<std::int64_t>(dg[i]);
-                            else if (first)
-                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] = -static_cast<std::int64_t>(dg[i]);
-                            else if (sign > 0)
-                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] += static_cast<std::int64_t>(dg[i]);
-                            else
-                                for (std::size_t i = 0; i < m; ++i) lt[i * stride] -= static_cast<std::int64_t>(dg[i]);
-                            first = false;
+    for (std::size_t i0 = 0; i0 < m; i0 += tile.rows) {
+        const std::size_t rows = std::min(tile.rows, m - i0);
+        // Step S3, left side: operand r of the panel (rows x k, row-major like the copy of A) at left + r·rows·k.
+        st.a.visit([&](const auto* a) {
+            parallel_for(rows, threads, 16, [&](std::size_t r0, std::size_t r1) {
+                for (std::size_t r = r0; r < r1; ++r)
+                    slice_entries(*st.f, a + (i0 + r) * k, k, st.row_top[i0 + r], w, sa, pairs, false,
+                                  left.data() + r * k, rows * k);
+            });
+        });
+        for (int pass = 0; pass < (st.t_enclosed ? 1 : 2); ++pass) {
+            const bool absolute = pass == 1;
+            if (absolute)  // |slice| of every left operand, in place: clear the sign bits
+                for (std::size_t e = 0; e < lefts * rows * k; ++e) left[e] = std::fabs(left[e]);
+            bulk_vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
+            parallel_for(n, threads, tile.cols, [&](std::size_t j0, std::size_t j1) {
+                // One worker may get several blocks (all of them on one thread): its buffers serve each in turn.
+                bulk_vector<double> right(rights * k * tile.cols), d(gemms.size() * rows * tile.cols);
+                for (std::size_t b0 = j0; b0 < j1; b0 += tile.cols) {
+                    const std::size_t cols = std::min(tile.cols, j1 - b0);
+                    st.bt.visit([&](const auto* bt) {
+                        for (std::size_t j = b0; j < b0 + cols; ++j)
+                            slice_entries(*st.f, bt + j * k, k, st.col_top[j], w, sb, pairs, absolute,
+                                          right.data() + (j - b0) * k, k * cols);
+                    });
+                    for (std::size_t g = 0; g < gemms.size(); ++g)
+                        gemm_row_major_a(rows, cols, k,
+                                         left.data() + static_cast<std::size_t>(gemms[g].left) * rows * k,
+                                         right.data() + static_cast<std::size_t>(gemms[g].right) * k * cols,
+                                         d.data() + g * rows * cols, rows);
+                    // |D| < 2^53 and a level adds at most 3·16 + 1 of them: below 2^59, exact in int64. A column's
+                    // levels (rows·levels int64) stay in cache while its GEMM outputs are added in.
+                    for (std::size_t jj = 0; jj < cols; ++jj) {
+                        std::int64_t* lev = out.data() + ((b0 + jj) * m + i0) * stride;
+                        for (std::size_t t = 0; t < stride; ++t) {
+                            std::int64_t* lt = lev + t;
+                            bool first = true;
+                            for (const auto& [g, sign] : feeds[t]) {
+                                const double* dg = d.data() + (g * cols + jj) * rows;
+                                if (first && sign > 0)
+                                    for (std::size_t i = 0; i < rows; ++i)
+                                        lt[i * stride] = static_cast<std::int64_t>(dg[i]);
+                                else if (first)
+                                    for (std::size_t i = 0; i < rows; ++i)
+                                        lt[i * stride] = -static_cast<std::int64_t>(dg[i]);
+                                else if (sign > 0)
+                                    for (std::size_t i = 0; i < rows; ++i)
+                                        lt[i * stride] += static_cast<std::int64_t>(dg[i]);
+                                else
+                                    for (std::size_t i = 0; i < rows; ++i)
+                                        lt[i * stride] -= static_cast<std::int64_t>(dg[i]);
+                                first = false;
+                            }
+                            if (first)
+                                for (std::size_t i = 0; i < rows; ++i) lt[i * stride] = 0;
                         }
-                        if (first)
-                            for (std::size_t i = 0; i < m; ++i) lt[i * stride] = 0;
                     }
                 }
-            }
-        });
+            });
+        }
     }
-    if (st.t_enclosed) build_t_estimate(st, threads, &left);  // Step S6, in the left operands' memory
+    // Step S6 after Step S4's temporaries are freed, within their budget: at least half of it, and what t_hat leaves.
+    bulk_vector<double>().swap(left);
+    const std::size_t t_hat_bytes = sizeof(double) * m * n;
+    if (st.t_enclosed)
+        build_t_estimate(st, threads, std::max(tile.bytes / 2, tile.bytes - std::min(tile.bytes, t_hat_bytes)));
 }
 
 namespace {
@@ -322,42 +366,38 @@ double scale_t_hat(double t, int scale, bool dropped) noexcept {
 
 }  // namespace
 
-void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch) {
+void build_t_estimate(product_reference::state& st, unsigned threads, std::size_t budget) {
     const std::size_t m = st.m, n = st.n, k = st.k;
     const bool scaled = !t_exact_products(*st.f);  // binary64 terms: Step S6 with row and column scaling
-    // |A| row-major m x k (as the copy of A) and |B| column-major k x n (bt's rows are B's columns: the same layout),
-    // in the caller's scratch (Step S3's left operands, no longer needed) when it holds both: fresh memory costs page
-    // faults.
-    bulk_vector<double> own;
-    const bool reuse = scratch != nullptr && scratch->size() >= (m + n) * k;
-    if (!reuse) own.resize((m + n) * k);
-    double* const abs_a = reuse ? scratch->data() : own.data();
-    double* const abs_b = abs_a + m * k;
+    // By tiles (tile_shape): per row panel |A| of its rows (row-major, as the copy of A), per block of output columns
+    // |B| of its columns (column-major k x cols: bt's rows are B's columns), and the GEMM writes the panel's rows of
+    // the block's t_hat in place.
+    if (budget == 0) budget = std::max(tile_floor_bytes, st.a.bytes() + st.bt.bytes());
+    const tiles tile = tile_shape(m, n, k, threads, 1, 1, 0, budget);
+    bulk_vector<double> abs_a(tile.rows * k);
     // Binary64 terms: |a|·2^-E_i and |b|·2^-F_j, 0 below 2^-511; rows and columns that dropped a non-zero entry.
     std::vector<std::uint8_t> dropped_a(scaled ? m : 0), dropped_b(scaled ? n : 0);
-    auto magnitudes = [&](const std::uint64_t* bits, std::size_t rows, const std::vector<int>& top,
+    // Rows [r0, r1) of `bits` (row-major, k columns) as magnitudes at out (row r at out + (r - r0)·k).
+    auto magnitudes = [&](const auto* bits, std::size_t r0, std::size_t r1, const std::vector<int>& top,
                           std::uint8_t* dropped, double* out) {
-        if (!scaled) {
-            parallel_for(rows * k, threads, 4096, [&](std::size_t e0, std::size_t e1) {
-                for (std::size_t e = e0; e < e1; ++e) out[e] = std::bit_cast<double>(magnitude_bits(*st.f, bits[e]));
-            });
-            return;
+        for (std::size_t r = r0; r < r1; ++r) {
+            double* row = out + (r - r0) * k;
+            if (!scaled) {
+                for (std::size_t l = 0; l < k; ++l)
+                    row[l] = std::bit_cast<double>(magnitude_bits(*st.f, bits[r * k + l]));
+                continue;
+            }
+            bool any = false;
+            for (std::size_t l = 0; l < k; ++l)
+                row[l] = std::bit_cast<double>(scaled_magnitude_bits(bits[r * k + l], top[r], any));
+            dropped[r] = any ? 1 : 0;
         }
-        parallel_for(rows, threads, std::max<std::size_t>(1, 4096 / std::max<std::size_t>(k, 1)),
-                     [&](std::size_t r0, std::size_t r1) {
-                         for (std::size_t r = r0; r < r1; ++r) {
-                             bool any = false;
-                             for (std::size_t l = 0; l < k; ++l) {
-                                 const std::uint64_t magnitude = scaled_magnitude_bits(bits[r * k + l], top[r], any);
-                                 out[r * k + l] = std::bit_cast<double>(magnitude);
-                             }
-                             dropped[r] = any ? 1 : 0;
-                         }
-                     });
     };
-    magnitudes(st.a.data(), m, st.row_top, dropped_a.data(), abs_a);
-    magnitudes(st.bt.data(), n, st.col_top, dropped_b.data(), abs_b);
-    st.t_hat.resize(m * n);  // every element written by the GEMM (beta = 0)
+    st.t_hat.resize(m * n);  // every element written by the GEMMs (beta = 0)
+    const std::size_t peak = st.a.bytes() + st.bt.bytes() + st.c.bytes() + tile.bytes +
+                             sizeof(double) * st.t_hat.size() +
+                             sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
+    st.plan.peak_bytes = std::max(st.plan.peak_bytes, peak);
     // t_enclosure's factors, once per product. 1 - g and 1 - 2g are exact (g is a multiple of 2^-52 below 2^-20, K
     // < 2^32), and next_up of the quotient rounded in any mode is at least the quotient: valid whatever rounding mode
     // the caller runs exact_matmul in. Terms of at most 24 bits: g = (K - 1)·2^-52 (only the additions round);
@@ -368,19 +408,30 @@ void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vecto
     st.t_above = next_up((1 - g) / (1 - 2 * g));
     if (scaled) st.t_above = next_up(st.t_above);
     const blas_single_thread one_blas_thread;
-    const std::size_t block = column_block(n, threads, m);
-    parallel_for(n, threads, block, [&](std::size_t j0, std::size_t j1) {
-        gemm_row_major_a(m, j1 - j0, k, abs_a, abs_b + j0 * k, st.t_hat.data() + j0 * m);
-        if (scaled)
-            for (std::size_t j = j0; j < j1; ++j)
-                for (std::size_t i = 0; i < m; ++i)
-                    st.t_hat[j * m + i] = scale_t_hat(st.t_hat[j * m + i], st.row_top[i] + st.col_top[j],
-                                                      dropped_a[i] != 0 || dropped_b[j] != 0);
-    });
-    const std::size_t peak = sizeof(std::uint64_t) * (st.a.size() + st.bt.size() + st.c.size()) +
-                             sizeof(double) * ((reuse ? scratch->size() : own.size()) + st.t_hat.size()) +
-                             sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
-    st.plan.peak_bytes = std::max(st.plan.peak_bytes, peak);
+    for (std::size_t i0 = 0; i0 < m; i0 += tile.rows) {
+        const std::size_t rows = std::min(tile.rows, m - i0);
+        st.a.visit([&](const auto* a) {
+            parallel_for(rows, threads, std::max<std::size_t>(1, 4096 / k), [&](std::size_t r0, std::size_t r1) {
+                magnitudes(a, i0 + r0, i0 + r1, st.row_top, dropped_a.data(), abs_a.data() + r0 * k);
+            });
+        });
+        parallel_for(n, threads, tile.cols, [&](std::size_t j0, std::size_t j1) {
+            bulk_vector<double> abs_b(k * tile.cols);
+            for (std::size_t b0 = j0; b0 < j1; b0 += tile.cols) {
+                const std::size_t cols = std::min(tile.cols, j1 - b0);
+                st.bt.visit([&](const auto* bt) {
+                    magnitudes(bt, b0, b0 + cols, st.col_top, dropped_b.data(), abs_b.data());
+                });
+                double* const out = st.t_hat.data() + b0 * m + i0;
+                gemm_row_major_a(rows, cols, k, abs_a.data(), abs_b.data(), out, m);
+                if (scaled)
+                    for (std::size_t j = b0; j < b0 + cols; ++j)
+                        for (std::size_t i = i0; i < i0 + rows; ++i)
+                            st.t_hat[j * m + i] = scale_t_hat(st.t_hat[j * m + i], st.row_top[i] + st.col_top[j],
+                                                              dropped_a[i] != 0 || dropped_b[j] != 0);
+            }
+        });
+    }
 }
 
 }  // namespace exactref::detail

@@ -45,6 +45,70 @@ struct bulk_allocator {
 template <class T>
 using bulk_vector = std::vector<T, bulk_allocator<T>>;
 
+/// One row of a bit_matrix: entry l's raw bits as a 64-bit word (the low storage_bits), whatever the width.
+struct bit_row {
+    const void* data = nullptr;
+    int width = 64;  // bits an entry: 16, 32 or 64
+    std::uint64_t operator[](std::size_t l) const noexcept {
+        if (width == 64) return static_cast<const std::uint64_t*>(data)[l];
+        if (width == 32) return static_cast<const std::uint32_t*>(data)[l];
+        return static_cast<const std::uint16_t*>(data)[l];
+    }
+};
+
+/// The raw bits of a format's entries at the format's own width (2, 4 or 8 bytes an entry): Step S1's copies of A,
+/// B and C0 (as 64-bit words they took 4 times the memory of binary16 operands and twice that of binary32 ones).
+/// Exactly one of the three arrays is in use, that of the width resize() was given. Hot loops take the typed array
+/// through visit() (one instantiation per width); scattered reads use operator[] or row().
+class bit_matrix {
+public:
+    /// Room for `count` entries of `storage_bits` (16, 32 or 64) bits each, uninitialised (Step S1 writes them all).
+    void resize(std::size_t count, int storage_bits) {
+        width_ = storage_bits;
+        count_ = count;
+        b16_.resize(storage_bits == 16 ? count : 0);
+        b32_.resize(storage_bits == 32 ? count : 0);
+        b64_.resize(storage_bits == 64 ? count : 0);
+    }
+    std::size_t size() const noexcept { return count_; }
+    /// The memory the entries take.
+    std::size_t bytes() const noexcept { return count_ * static_cast<std::size_t>(width_ / 8); }
+    int width() const noexcept { return width_; }
+    std::uint64_t operator[](std::size_t e) const noexcept { return row(0, 0)[e]; }
+    /// Entries [r·k, r·k + k): row r of a row-major matrix with k columns.
+    bit_row row(std::size_t r, std::size_t k) const noexcept {
+        const std::size_t at = r * k;
+        if (width_ == 64) return {b64_.data() + at, 64};
+        if (width_ == 32) return {b32_.data() + at, 32};
+        return {b16_.data() + at, 16};
+    }
+    /// f(p) with p the typed array (const std::uint16_t*, std::uint32_t* or std::uint64_t*).
+    template <class F>
+    decltype(auto) visit(F&& f) const {
+        if (width_ == 64) return f(static_cast<const std::uint64_t*>(b64_.data()));
+        if (width_ == 32) return f(static_cast<const std::uint32_t*>(b32_.data()));
+        return f(static_cast<const std::uint16_t*>(b16_.data()));
+    }
+    /// The typed array to write (U = the format's bits type, std::uint16_t, std::uint32_t or std::uint64_t).
+    template <class U>
+    U* data() noexcept {
+        if constexpr (sizeof(U) == 8) return b64_.data();
+        else if constexpr (sizeof(U) == 4) return b32_.data();
+        else return b16_.data();
+    }
+    template <class U>
+    const U* data() const noexcept {
+        return const_cast<bit_matrix*>(this)->data<U>();
+    }
+
+private:
+    int width_ = 64;
+    std::size_t count_ = 0;
+    bulk_vector<std::uint16_t> b16_;
+    bulk_vector<std::uint32_t> b32_;
+    bulk_vector<std::uint64_t> b64_;
+};
+
 /// Lists of column indices per row (compressed rows): row r holds index[offsets[r] .. offsets[r+1]).
 struct index_lists {
     std::vector<std::size_t> offsets;
@@ -81,9 +145,9 @@ struct product_reference::state {
     const format_info* f = &binary64_info;
     bool has_c = false;
     matmul_plan plan;
-    detail::bulk_vector<std::uint64_t> a;   // A, row-major m x k
-    detail::bulk_vector<std::uint64_t> bt;  // B transposed, row-major n x k: column j of B is bt[j·k .. j·k + k)
-    detail::bulk_vector<std::uint64_t> c;   // C0, row-major m x n (empty without one)
+    detail::bit_matrix a;   // A, row-major m x k
+    detail::bit_matrix bt;  // B transposed, row-major n x k: column j of B is bt[j·k .. j·k + k)
+    detail::bit_matrix c;   // C0, row-major m x n (empty without one)
 
     // For min_product_exponent: min floor(log2 |x|) over the finite non-zero entries of each row of A / column of B
     // (INT_MAX when there is none); floor(log2 |a·b|) >= the sum of the two.
@@ -137,12 +201,13 @@ void build_sliced_levels(product_reference::state& st, unsigned threads);
 /// exponents in [-298, 256], so only its additions round). Binary64 terms take Step S6 with row and column scaling
 /// instead (their products round; entries far below their row's top are dropped and bounded).
 constexpr bool t_exact_products(const format_info& f) noexcept { return f.precision <= 24; }
-/// Step S6: t_hat = |A|·|B| by one binary64 GEMM (OpenBLAS, column blocks on `threads` workers), Inf/NaN entries as 0;
-/// for binary64 terms of |A(i, l)|·2^-E_i and |B(l, j)|·2^-F_j (0 below 2^-511), scaled back to 2^(E_i + F_j) per
-/// element (NaN where the enclosure cannot hold: t_enclosure then refuses the element); raises st.plan.peak_bytes to
-/// the step's own peak when that is higher. Needs st.t_enclosed. |A| and |B| are placed in `scratch` when it holds
-/// (m + n)·k doubles (build_sliced_levels passes its left operands), else in memory of their own.
-void build_t_estimate(product_reference::state& st, unsigned threads, bulk_vector<double>* scratch = nullptr);
+/// Step S6: t_hat = |A|·|B| by one binary64 GEMM (OpenBLAS, by row panels and column blocks on `threads` workers),
+/// Inf/NaN entries as 0; for binary64 terms of |A(i, l)|·2^-E_i and |B(l, j)|·2^-F_j (0 below 2^-511), scaled back to
+/// 2^(E_i + F_j) per element (NaN where the enclosure cannot hold: t_enclosure then refuses the element); raises
+/// st.plan.peak_bytes to the step's own peak when that is higher. Needs st.t_enclosed. Its temporaries (|A| of a
+/// panel, |B| of each worker's block) stay within `budget` bytes where the tiles allow (0: the operands' bytes, at
+/// least 16 MiB, as Step S4's).
+void build_t_estimate(product_reference::state& st, unsigned threads, std::size_t budget = 0);
 /// t_enclosure's arithmetic on t = t_hat(i, j) with st.t_below and st.t_above (Step P6's lanes repeat it).
 inline bool t_enclosure_of(double t, double t_below, double t_above, double& lo, double& hi) noexcept {
     if (!(t >= 0 && t < std::numeric_limits<double>::infinity())) return false;

@@ -445,17 +445,19 @@ TEST_P(GemmEngine, ThreadCountDoesNotChangeAnything) {
     expect_same_products(one, three);
 }
 
-// Steps S3-S4 of the binary64 engine by blocks of output columns (EXACTREF_GEMM_BLOCK: blocks of 1 column on two
-// workers, and of 5 on one, which then walks 5 + 5 + 5 + 5 + 3 columns; 1024 and more in real products), and their slices taken from one
-// 64-bit word (slices·w <= 63) or bit by bit (more slices): every kind of entry (every binade, subnormals, far entries
-// far below their row's largest, Inf/NaN, signed zeros, cancellation), with C0, against the oracles and the
-// per-element path; paired slices at their largest magnitudes with K where K·2^(2w+2) <= 2^53 is tight (1025: w
-// drops from 19 to 18 bits); and a bad setting is an error.
+// Steps S3-S4 of the binary64 engine by tiles: row panels (EXACTREF_GEMM_PANEL: 2 rows, then 3, the last panel
+// shorter; real products take one panel up to 2047 rows) by blocks of output columns (EXACTREF_GEMM_BLOCK: blocks of 1
+// column on two workers, and of 5 on one, which then walks 5 + 5 + 5 + 5 + 3 columns; 128 and more in real
+// products), and their slices taken from one 64-bit word (slices·w <= 63) or bit by bit (more slices): every kind of
+// entry (every binade, subnormals, far entries far below their row's largest, Inf/NaN, signed zeros, cancellation),
+// with C0, against the oracles and the per-element path; paired slices at their largest magnitudes with K where
+// K·2^(2w+2) <= 2^53 is tight (1025: w drops from 19 to 18 bits); and a bad setting is an error.
 TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
     std::mt19937_64 rng(777);
     bool one_word = false, bit_by_bit = false;
     for (const char* block : {"1", "5"}) {
         const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", block);
+        const exactref_test::environment_guard panel("EXACTREF_GEMM_PANEL", std::string(block) == "1" ? "2" : "3");
         for (const format_info* f : all_formats)
             for (const orc::term_mix mix : orc::all_term_mixes) {
                 for (const int max_slices : {0, 6}) {
@@ -504,13 +506,14 @@ TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
         if (*bad == '\0') EXPECT_NO_THROW(product());
         else EXPECT_THROW(product(), std::invalid_argument);
     }
-    for (const char* bad : {"0", "-3", "12x"}) {
-        const exactref_test::environment_guard guard("EXACTREF_GEMM_BLOCK", bad);
-        const std::vector<float> one{1.0f, 2.0f};
-        EXPECT_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()),
-                     std::invalid_argument)
-            << bad;
-    }
+    for (const char* name : {"EXACTREF_GEMM_BLOCK", "EXACTREF_GEMM_PANEL"})
+        for (const char* bad : {"0", "-3", "12x"}) {
+            const exactref_test::environment_guard guard(name, bad);
+            const std::vector<float> one{1.0f, 2.0f};
+            EXPECT_THROW((void)exact_matmul(row_major<float>(one, 1, 2), row_major<float>(one, 2, 1), on_binary64()),
+                         std::invalid_argument)
+                << name << " = " << bad;
+        }
 }
 
 // ---- The engines against each other -------------------------------------------------------------------------------

@@ -257,6 +257,30 @@ TEST_P(GemmCoversEngine, OneTermFarEntriesAndBlockBoundaries) {
     check_random_product<float, float>(70, 3, 61, orc::term_mix::cancelling, false, sliced_options(), ++seed);
 }
 
+// Steps S3-S4 and S6 by tiles: row panels (EXACTREF_GEMM_PANEL) by column blocks (EXACTREF_GEMM_BLOCK), T enclosed
+// (Step S6 by the same kind of tiles) or in levels: every element's facts hold its reference's exact values and every
+// standard's verdicts are the reference path's. Real products take panels of 1024 rows or more, so these small shapes
+// force them: a level or a t_hat written at another panel's rows fails here (and not in test_gemm, whose values come
+// from the per-element path where T is enclosed).
+TEST_P(GemmCoversEngine, TilesOfRowsAndColumnsGiveTheReferencePathsVerdicts) {
+    std::uint64_t seed = 2100;
+    enclosed_elements = 0;
+    for (const auto& [panel, block] : {std::pair{"1", "1"}, std::pair{"3", "2"}, std::pair{"5", "7"}}) {
+        const exactref_test::environment_guard rows("EXACTREF_GEMM_PANEL", panel);
+        const exactref_test::environment_guard cols("EXACTREF_GEMM_BLOCK", block);
+        for (const char* t : {"enclosed", "levels"}) {
+            const exactref_test::t_source_guard source(t);
+            SCOPED_TRACE(std::string("panels of ") + panel + " rows, blocks of " + block + " columns, T " + t);
+            check_random_product<float, float>(11, 21, 9, orc::term_mix::cancelling, true, sliced_options(), ++seed);
+            check_random_product<double, double>(10, 17, 8, orc::term_mix::full_range, false, sliced_options(),
+                                                 ++seed);
+            check_random_product<float16, float16>(7, 30, 6, orc::term_mix::clustered, true, sliced_options(), ++seed);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+    EXPECT_GT(enclosed_elements, 100u);
+}
+
 // Step P5: the producer's band order (bands of 64 rows, the last shorter, decision blocks of 4096 that cross
 // bands) gives the reference path's verdicts, violations, first violations and worst element, and the lane kernel
 // gives the same at every width (8, 4, 1 lanes; 0: the scalar branch), with the same flags and the same number of

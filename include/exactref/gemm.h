@@ -123,8 +123,10 @@ struct matmul_plan {
     std::size_t far_b = 0;     // entries of B with bits below the last slice
     std::size_t special_a = 0; // Inf/NaN entries of A
     std::size_t special_b = 0; // Inf/NaN entries of B
-    /// Bytes the build held at its peak (sliced): the 64-bit copies of A, B and C0, the slice operands, the level sums
-    /// of s and T and the GEMM output blocks. The finished product_reference keeps the copies and the level sums.
+    /// Bytes the build held at its peak (sliced): the copies of A, B and C0 (at the format's width: 2, 4 or 8 bytes an
+    /// entry), the level sums of s and T, t̂, and the temporaries of the tiles (a row panel's slice operands, each
+    /// worker's block of right operands and GEMM outputs: the operands' bytes, at least 16 MiB, where the tiles allow;
+    /// docs/algorithms/ozaki.md, "Layout"). The finished product_reference keeps the copies, the level sums and t̂.
     std::size_t peak_bytes = 0;
     /// e.g. "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 1 binary64 GEMM of |A|·|B|
     /// enclosing T), ..." (binary32 N(0, 1) data; with T's levels: "(3 slice GEMMs for s, 3 for T)").
@@ -133,7 +135,7 @@ struct matmul_plan {
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
 /// Memory: about 8·(s_A + s_B - 1) + 8 bytes per element (sliced, T enclosed: plan().t_enclosed; 16·(s_A + s_B - 1)
-/// with T's levels) plus a copy of A, B and C0. element(i, j) builds the reference of one
+/// with T's levels) plus a copy of A, B and C0 at the format's width. element(i, j) builds the reference of one
 /// element on demand (with t_enclosed by the exact dot of row i and column j, O(K)); to_array() builds all of them
 /// (about 2.3 KB each).
 /// Thread safety: const member functions may be called concurrently.
@@ -216,9 +218,9 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, matrix_view<T
 /// Every product has the same m, K and n. Products too small for the sliced method to pay (m·n·K products cost less
 /// in per-element dot products than one sliced build's fixed part, about 14 µs: up to about 16 x 16 x 16 in
 /// binary64, 19 x 19 x 19 in the narrow formats) share ONE per-element product_reference holding all B: batch() = B,
-/// rows() = B·m, element (b·m + i, j) is element (i, j) of product b; its build only copies the operands' bits (about
-/// 8·(m + n)·K bytes per product), so a batch costs per element what one product of B·m rows does. Larger products
-/// are planned and built one by one (exact_matmul, one product_reference each). B = 1 is exact_matmul. The values
+/// rows() = B·m, element (b·m + i, j) is element (i, j) of product b; its build only copies the operands' bits
+/// ((m + n)·K entries per product at the format's width), so a batch costs per element what one product of B·m rows
+/// does. Larger products are planned and built one by one (exact_matmul, one product_reference each). B = 1 is exact_matmul. The values
 /// are the same either way, bit for bit (every element equals exactref::dot of its row and column).
 /// Throws std::invalid_argument when the counts of a, b and c0 differ, a product's shapes do not match
 /// (exact_matmul's messages, naming the batch index) or differ from product 0's.

@@ -16,11 +16,12 @@ endif()
 # Karatsuba pairing of slices: the planner pairs where its price says so, rarely at the tests' small sizes (the paired
 # operands and level feeds cost more than the GEMMs they save there). These reruns make every binary64 product that
 # can pair do so (EXACTREF_GEMM_PAIRING=always): the oracles, far entries, specials, Step S6 and covers() over the
-# product on paired slices.
+# product on paired slices. They also cut Steps S3-S4 and S6 into tiles of 5 rows by 7 columns (real products take
+# panels of 1024 rows or more and blocks of 128 columns or more), where the tests do not set their own.
 add_test(NAME gemm_pairing_always COMMAND test_gemm --gtest_filter=Gemm.*:*/binary64)
 add_test(NAME gemm_covers_pairing_always COMMAND test_gemm_covers --gtest_filter=GemmCovers.*:*/binary64)
 set_tests_properties(gemm_pairing_always gemm_covers_pairing_always PROPERTIES
-  ENVIRONMENT "EXACTREF_GEMM_PAIRING=always" LABELS unit)
+  ENVIRONMENT "EXACTREF_GEMM_PAIRING=always;EXACTREF_GEMM_PANEL=5;EXACTREF_GEMM_BLOCK=7" LABELS unit)
 
 # The repair of OpenBLAS's Prescott fallback (src/blas_kernel.h): under OPENBLAS_CORETYPE=Prescott the library loads
 # on Prescott's kernel as it does on a CPU OpenBLAS does not know; the test switches kernels and checks the products.
