@@ -409,6 +409,7 @@ TEST_P(GemmEngine, IndependentOfTheFloatingPointEnvironment) {
 // one thread and the oracles' values, with Inf/NaN entries in some rows and columns (their lists are built after the
 // parallel scan), sides that are no multiple of the transposed copy's 32 x 32 tiles, and A given column-major.
 TEST_P(GemmEngine, StepS1OnTwoWorkersGivesTheSameProducts) {
+    SCOPED_TRACE("seed 11");
     std::mt19937_64 rng(11);
     const std::size_t m = 301, k = 259, n = 283;  // 77,959 and 73,297 entries
     bits_matrix a = random_matrix(binary32_info, m, k, orc::term_mix::clustered, rng);

@@ -468,6 +468,7 @@ TEST_P(GemmCoversEngine, EnclosedTAtTheFormatsEnds) {
 TEST_P(GemmCoversEngine, EnclosedTOfBinary64TermsScaledByRowAndColumn) {
     const exactref_test::t_source_guard enclosed("enclosed");
     const std::size_t m = 7, k = 9, n = 6;
+    SCOPED_TRACE("seed 6001");
     std::mt19937_64 rng(6001);
     std::normal_distribution<double> normal;
     std::vector<double> a(m * k), b(k * n);
