@@ -183,12 +183,13 @@ struct tiles {
 };
 
 // The temporaries' budget: the operands' own bytes (A and B), at least tile_floor_bytes. Tiles trade memory for
-// work, measured at 1024^3 on Emerald Rapids (docs/performance.md, "Step S4 in tiles"): blocks of 128 columns cost
-// no more than wider ones (64: +10-13%), but every row panel slices B once more and runs shorter GEMMs (panels of 512
-// rows: +7%, of 256: +25%). So the tiles take one panel of all m rows while its left operands leave room for blocks of
-// 128 columns per worker, else 2, 4, ... panels, but none below 1024 rows (where B's slicing is a small part of a
-// panel's GEMMs); blocks as wide as the rest of the budget allows, at least 128 columns (the budget is then exceeded),
-// of nearly equal widths. A 1024^3 binary32 product (2 x 2 paired slices: 3 + 3 operands, 3 outputs) thus keeps one
+// work, measured on Emerald Rapids (docs/performance.md, "The GEMM's memory"): at 1024^3 blocks of 128 columns cost no
+// more than wider ones (64: +10-13%), but every row panel slices B once more and runs shorter GEMMs (panels of 512
+// rows: +7%, of 256: +25%); at 2048^3 float32, 2 panels of 1024 rows with blocks of 128 columns cost 5% more than one
+// panel with blocks of 342 (and 1.5x the memory: this budget's choice). So the tiles take one panel of all m rows while
+// its left operands leave room for blocks of 128 columns per worker, else 2, 4, ... panels, but none below 1024 rows;
+// blocks as wide as the rest of the budget allows, at least 128 columns (the budget is then exceeded), of nearly equal
+// widths. A 1024^3 binary32 product (2 x 2 paired slices: 3 + 3 operands, 3 outputs) thus keeps one
 // panel (its left operands 24 MiB) with blocks of 128 columns (6 MiB), where blocks of 512 columns took 24 MiB.
 // EXACTREF_GEMM_PANEL and EXACTREF_GEMM_BLOCK (environment, for tests) set the rows per panel and the columns per
 // block.
