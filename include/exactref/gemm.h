@@ -220,8 +220,9 @@ product_reference exact_matmul(matrix_view<T> a, matrix_view<T> b, matrix_view<T
 /// binary64, 19 x 19 x 19 in the narrow formats) share ONE per-element product_reference holding all B: batch() = B,
 /// rows() = B·m, element (b·m + i, j) is element (i, j) of product b; its build only copies the operands' bits
 /// ((m + n)·K entries per product at the format's width), so a batch costs per element what one product of B·m rows
-/// does. Larger products are planned and built one by one (exact_matmul, one product_reference each). B = 1 is exact_matmul. The values
-/// are the same either way, bit for bit (every element equals exactref::dot of its row and column).
+/// does. Larger products are planned and built one by one (exact_matmul, one product_reference each). B = 1 is
+/// exact_matmul. The values are the same either way, bit for bit (every element equals exactref::dot of its row and
+/// column).
 /// Throws std::invalid_argument when the counts of a, b and c0 differ, a product's shapes do not match
 /// (exact_matmul's messages, naming the batch index) or differ from product 0's.
 namespace detail {
