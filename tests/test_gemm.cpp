@@ -470,8 +470,8 @@ TEST(Gemm, ColumnBlocksAndWordSlicesMatchTheOracles) {
                     const matmul_options options{matmul_method::sliced, threads, max_slices, true,
                                                  gemm_engine::binary64};
                     const product_reference p = exact_of(*f, a, b, &c, options);
-                    SCOPED_TRACE(std::string(f->name) + ", " + orc::to_string(mix) + ", block " + block + ": " +
-                                 p.plan().describe());
+                    SCOPED_TRACE("seed 777, " + std::string(f->name) + ", " + orc::to_string(mix) + ", block " + block +
+                                 ": " + p.plan().describe());
                     ASSERT_EQ(p.plan().method, matmul_method::sliced);
                     const int widest = std::max(p.plan().slices_a, p.plan().slices_b) * p.plan().slice_bits;
                     (widest <= 63 ? one_word : bit_by_bit) = true;
