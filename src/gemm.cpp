@@ -101,14 +101,22 @@ void build_sliced_element(const product_reference::state& st, std::size_t i, std
 
     if (levels > 0) {
         const int top = st.row_top[i] + st.col_top[j];
-        const std::int64_t* s = st.s_levels.data() + (j * st.m + i) * levels;
         const std::int64_t* t = st.t_levels.data() + (j * st.m + i) * levels;
         for (std::size_t lv = 0; lv < levels; ++lv) {
-            const int e = top - (static_cast<int>(lv) + 2) * st.w;
-            detail::add_scaled_int64(out.sum, s[lv], e);
-            detail::add_scaled_int64(out.abs_sum, t[lv], e);
+            detail::add_scaled_int64(out.abs_sum, t[lv], top - (static_cast<int>(lv) + 2) * st.w);
             nonzero |= t[lv] != 0;
         }
+        // s's limbs (two's complement, units of 2^low): the lower ones unsigned, as two 32-bit halves each.
+        const auto words = static_cast<std::size_t>(st.s_words);
+        const std::uint64_t* s = st.s_limbs.data() + (j * st.m + i) * words;
+        const int low = top - (st.levels + 1) * st.w;
+        for (std::size_t q = 0; q + 1 < words; ++q) {
+            const int e = low + 64 * static_cast<int>(q);
+            detail::add_scaled_int64(out.sum, static_cast<std::int64_t>(s[q] & 0xffffffffu), e);
+            detail::add_scaled_int64(out.sum, static_cast<std::int64_t>(s[q] >> 32), e + 32);
+        }
+        const int top_limb = low + 64 * static_cast<int>(words - 1);
+        detail::add_scaled_int64(out.sum, static_cast<std::int64_t>(s[words - 1]), top_limb);  // signed
     }
     // Far parts: a_far·b over the far entries of row i, a_near·b_far over the far entries of column j.
     for (const std::uint32_t l : st.far_a[i]) {

@@ -1,10 +1,11 @@
 // covers() over an exact matrix product without a reference per element (docs/algorithms/covers-filter.md, "Exact
 // matrix products", Steps P1-P6).
 //
-// Step P1  Per element (i, j) of a sliced product: s = Σ_t s_levels[t]·2^(E_i + F_j - (t + 2)·w) (+ C0(i, j)), and
-//          T likewise from t_levels (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits
-//          (exact_window) — the same exact values element(i, j) puts into its superaccumulators; or, with Step S6
-//          (ozaki.md; any format), T enclosed from t_hat (detail::t_enclosure).
+// Step P1  Per element (i, j) of a sliced product: s = S·2^(E_i + F_j - (levels + 1)·w) (+ C0(i, j)), S the integer of
+//          its limbs (s_limbs: the level sums packed at Step S4), and T = Σ_t t_levels[t]·2^(E_i + F_j - (t + 2)·w)
+//          (+ |C0(i, j)|), summed exactly as integers in a small window of 64-bit digits (exact_window) — the same
+//          exact values element(i, j) puts into its superaccumulators; or, with Step S6 (ozaki.md; any format), T
+//          enclosed from t_hat (detail::t_enclosure).
 // Step P2  RD and RU of those exact values in binary64 (what superaccumulator::enclosure() gives: detail::encode, or
 //          its closed form for normal doubles), RN/RD/RU in the result format for exact and faithful, and the fields
 //          the flat bound depends on (n = K or K + 1, min_product_exponent): the element's reference, less its
@@ -42,7 +43,14 @@
 #include "gemm_state.h"
 #include "simd_targets.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#if defined(EXACTREF_EMULATE_AVX512)
+// tests/avx512_emulated_covers.cpp compiles this file again on a portable model of the intrinsics (tests/
+// avx512_emulation.h), so that Step P6's AVX-512 kernels run, lane by lane, on a CPU without AVX-512 too.
+#define EXACTREF_NARROW_RUN_LANES 1
+#undef EXACTREF_TARGET_V4
+#define EXACTREF_TARGET_V4
+#include "avx512_emulation.h"
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_NARROW_RUN_LANES 1
 // GCC 12's avx512fintrin.h warns that its own _mm512_undefined_* values "may be used uninitialized" when inlined
 // (GCC bug 105593, fixed in GCC 13): a false positive of the header, silenced for it alone.
@@ -79,6 +87,12 @@ public:
         const detail::int128 x = static_cast<detail::int128>(v) << (shift & 63);  // |x| < 2^126
         digit_[q] += static_cast<detail::int128>(static_cast<std::uint64_t>(x));  // x mod 2^64
         digit_[q + 1] += x >> 64;                                            // floor(x / 2^64)
+    }
+    // s's limbs (a two's-complement integer of `words` limbs, the lowest first) at 2^(base + shift): the lower limbs
+    // unsigned, the top one signed (every shift + 64·(words - 1) + 64 + 8 <= 64·digits).
+    void add_limbs(const std::uint64_t* limbs, int words, int shift) noexcept {
+        for (int q = 0; q + 1 < words; ++q) add_unsigned(limbs[q], false, shift + 64 * q);
+        add(static_cast<std::int64_t>(limbs[words - 1]), shift + 64 * (words - 1));
     }
     void add_unsigned(std::uint64_t v, bool negative, int shift) noexcept {  // ±v·2^shift, v < 2^64
         const int q = shift >> 6;
@@ -138,6 +152,18 @@ private:
 // The widest window the 128-bit case of Step P1 takes (see product_elements::enclose).
 constexpr int narrow_top_shift = 58;
 
+// s's limbs as one 128-bit integer (words <= 2; one limb sign-extended).
+detail::int128 limbs_value128(const std::uint64_t* limbs, int words) noexcept {
+    if (words == 1) return static_cast<std::int64_t>(limbs[0]);
+    return static_cast<detail::int128>((static_cast<detail::uint128>(limbs[1]) << 64) | limbs[0]);
+}
+
+// The window of Step P1 for an element whose levels' top lies at top_shift from the window's base and whose s limbs
+// start at offset: the largest shift any add makes (the top limb's, or a level's, a C0's, a far product's).
+int window_top_shift(int top_shift, int offset, int words) noexcept {
+    return std::max(top_shift, offset + 64 * (words - 1));
+}
+
 // Step P1's value v·2^base as sign and leading bits (exact_window::settle's form) from one 128-bit integer, always
 // normalized (m's top bit set, which settle's form allows): one path for every magnitude, no branch on whether the
 // value reaches 2^64.
@@ -175,6 +201,22 @@ public:
     }
     void add_unsigned(std::uint64_t v, bool negative, int shift) noexcept {  // ±v·2^shift, v < 2^53 (C0)
         add(negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v), shift);
+    }
+    // s's limbs (two's complement, 1 <= words <= 3) at 2^shift, the value's magnitude times 2^shift below 2^191:
+    // sign-extended to three limbs, shifted and added modulo 2^192.
+    void add_limbs(const std::uint64_t* limbs, int words, int shift) noexcept {
+        const std::uint64_t fill = static_cast<std::int64_t>(limbs[words - 1]) < 0 ? ~std::uint64_t{0} : 0;
+        std::uint64_t x[3];
+        for (int q = 0; q < 3; ++q) x[q] = q < words ? limbs[q] : fill;
+        const int whole = shift >> 6, r = shift & 63;
+        std::uint64_t carry = 0;
+        for (int d = 0; d < 3; ++d) {
+            const std::uint64_t hi = d - whole >= 0 ? x[d - whole] : 0, lo = d - whole - 1 >= 0 ? x[d - whole - 1] : 0;
+            const std::uint64_t y = r == 0 ? hi : (hi << r) | (lo >> (64 - r));
+            const detail::uint128 sum = static_cast<detail::uint128>(limb_[d]) + y + carry;
+            limb_[d] = static_cast<std::uint64_t>(sum);
+            carry = static_cast<std::uint64_t>(sum >> 64);
+        }
     }
     // The value·2^base as sign and leading bits (exact_window::settle's form).
     exact_window::leading settle(int base) const noexcept {
@@ -253,10 +295,7 @@ void narrow_run_element(const detail::narrow_run_input& in, std::size_t k, const
     out.usable[k] = 0;
     out.done[k] = narrow_run_takes(in, k) ? 1 : 0;
     if (out.done[k] == 0) return;
-    const int levels = in.count_levels, w = in.w;
-    const std::int64_t* s = in.levels + k * static_cast<std::size_t>(levels);
-    detail::int128 sum = 0;
-    for (int lv = 0; lv < levels; ++lv) sum += static_cast<detail::int128>(s[lv]) << ((levels - 1 - lv) * w);
+    const detail::int128 sum = limbs_value128(in.limbs + k * static_cast<std::size_t>(in.words), in.words);
     enclose_binary64(leading_of(sum, in.row_top[k] + in.low_offset), out.s_lo[k], out.s_hi[k]);
     out.usable[k] = detail::t_enclosure_of(in.t_hat[k], in.t_below, in.t_above, out.w_lo[k], out.w_hi[k]) ? 1 : 0;
 }
@@ -298,7 +337,7 @@ bool enclose_levels_of(const std::int64_t* t, int levels, int w, int low, double
 }
 
 // Element k of a wide run (detail::wide_run_input): enclose_fast's binary64-term element without C0, element by
-// element: the levels' exact 192-bit sum (exact_sum192), its RD and RU, T's enclosure, the far bound F on both.
+// element: s's exact 192-bit value (exact_sum192), its RD and RU, T's enclosure, the far bound F on both.
 void wide_run_element(const detail::wide_run_input& in, std::size_t k, const detail::narrow_run_output& out) {
     out.s_lo[k] = out.s_hi[k] = out.w_lo[k] = out.w_hi[k] = 0;
     out.usable[k] = 0;
@@ -311,7 +350,6 @@ void wide_run_element(const detail::wide_run_input& in, std::size_t k, const det
         !far_bound_of(low + (levels + 1) * w, in.slices_a * w, in.slices_b * w, far_a, far_b, far))
         return;
     out.done[k] = 1;
-    const std::int64_t* s = in.s_levels + k * static_cast<std::size_t>(levels);
     double s_lo = 0, s_hi = 0, w_lo = 0, w_hi = 0;
     if (in.t_hat != nullptr) {  // Step S6's T (it holds the far products too)
         if (!detail::t_enclosure_of(in.t_hat[k], in.t_below, in.t_above, w_lo, w_hi)) return;  // usable 0
@@ -320,7 +358,7 @@ void wide_run_element(const detail::wide_run_input& in, std::size_t k, const det
         return;  // usable 0
     }
     exact_sum192 sum;
-    for (int lv = 0; lv < levels; ++lv) sum.add(s[lv], (levels - 1 - lv) * w);
+    sum.add_limbs(in.s_limbs + k * static_cast<std::size_t>(in.s_words), in.s_words, 0);
     enclose_binary64(sum.settle(low), s_lo, s_hi);
     if (far > 0) {
         if (in.t_hat == nullptr) w_hi = detail::next_up(w_hi + far);
@@ -381,8 +419,8 @@ struct lanes_enclosure {
 
 // The next run's levels of 8 elements (levels cache lines from `at`), a few lines per vector of work: a whole run's
 // lines issued at once (up to 80 for binary64 terms) waited on the fill buffers (2026-12-06, perf annotate).
-[[gnu::always_inline]] inline void lanes_prefetch(const std::int64_t* at, int levels) {
-    for (int q = 0; q < levels; ++q) __builtin_prefetch(reinterpret_cast<const char*>(at) + 64 * q);
+[[gnu::always_inline]] inline void lanes_prefetch(const void* at, int lines) {
+    for (int q = 0; q < lines; ++q) __builtin_prefetch(static_cast<const char*>(at) + 64 * q);
 }
 
 // detail::next_up per lane for x >= +0.0: the next encoding, inf stays inf.
@@ -413,9 +451,9 @@ struct lanes_t_enclosure {
     return out;
 }
 
-// Step P6 (docs/algorithms/covers-filter.md): narrow_run_element in 8 lanes, the same numbers. Per lane: the levels
-// gathered (stride count_levels), each one's 128-bit two's-complement value at its shift (low word v << sh, high word
-// v >> (64 - sh) arithmetic: the sign fill for sh = 0) added with a carry, as the scalar int128 sum; its magnitude
+// Step P6 (docs/algorithms/covers-filter.md): narrow_run_element in 8 lanes, the same numbers. Per lane: s's limbs
+// loaded (two limbs: the 8 lanes' 16 in two loads, split into even and odd; one limb: its sign fill as the high
+// word), the scalar int128 value; its magnitude
 // (negated as ~high:~low + 1 for a negative sum); leading_of's count of leading zeros (the high word's, else 64 plus
 // the low word's) and its top 64 bits and sticky bit with variable shifts, whose counts of 64 and more give 0 (so
 // (high << lz) | (low >> (64 - lz)) | (low << (lz - 64)) is the aligned top word for every lz in 0 .. 127);
@@ -425,30 +463,32 @@ struct lanes_t_enclosure {
 // the encodings (0 for t = 0, next_up(inf) = inf).
 EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in, std::size_t count,
                                               const detail::narrow_run_output& out) {
-    const int levels = in.count_levels;
+    const int words = in.words;
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), all_ones = _mm512_set1_epi64(-1);
     const __m512i sixty_four = _mm512_set1_epi64(64);
-    const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
+    const __m512i even_limbs = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd_limbs = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
     const __m512i low_offset = _mm512_set1_epi64(in.low_offset + 1150);  // biased = low + 64 - lz + 63 + 1023
     const __m512d t_below = _mm512_set1_pd(in.t_below), t_above = _mm512_set1_pd(in.t_above);
     for (std::size_t k = 0; k < count; k += 8) {
         const __mmask8 live = lanes_live(count, k);
         const __mmask8 takes =
             lanes_row_takes(live, in.row_simple + k, in.row_min_exponent + k, in.col_min_exponent, in.emin);
-        if (in.prefetch != nullptr) lanes_prefetch(in.prefetch + k * static_cast<std::size_t>(levels), levels);
-        // The exact sum of the levels at their shifts, as (high, low) two's-complement words.
-        __m512i lo = zero, hi = zero;
-        const std::int64_t* base = in.levels + k * static_cast<std::size_t>(levels);
-        for (int lv = 0; lv < levels; ++lv) {
-            const int shift = (levels - 1 - lv) * in.w;  // 0 .. 58
-            const __m512i v = _mm512_mask_i64gather_epi64(zero, live, stride, base + lv, 8);
-            const __m512i x_lo = _mm512_sll_epi64(v, _mm_cvtsi32_si128(shift));
-            const __m512i x_hi = _mm512_sra_epi64(v, _mm_cvtsi32_si128(64 - shift));  // count 64: the sign fill
-            const __m512i sum_lo = _mm512_add_epi64(lo, x_lo);
-            const __mmask8 carry = _mm512_cmplt_epu64_mask(sum_lo, x_lo);
-            const __m512i sum_hi = _mm512_add_epi64(hi, x_hi);
-            hi = _mm512_mask_add_epi64(sum_hi, carry, sum_hi, one);
-            lo = sum_lo;
+        if (in.prefetch != nullptr) lanes_prefetch(in.prefetch + k * static_cast<std::size_t>(words), words);
+        // s as (high, low) two's-complement words: one limb and its sign fill, or two limbs (the 16 limbs of the 8
+        // lanes in two loads, their even and odd limbs picked out).
+        const std::uint64_t* base = in.limbs + k * static_cast<std::size_t>(words);
+        __m512i lo, hi;
+        if (words == 1) {
+            lo = _mm512_maskz_loadu_epi64(live, base);
+            hi = _mm512_srai_epi64(lo, 63);
+        } else {
+            const unsigned limbs = 2u * static_cast<unsigned>(std::popcount(static_cast<unsigned>(live)));
+            const auto first = static_cast<__mmask8>(limbs >= 8 ? 0xffu : (1u << limbs) - 1);
+            const auto second = static_cast<__mmask8>(limbs <= 8 ? 0u : (1u << (limbs - 8)) - 1);
+            const __m512i v0 = _mm512_maskz_loadu_epi64(first, base), v1 = _mm512_maskz_loadu_epi64(second, base + 8);
+            lo = _mm512_permutex2var_epi64(v0, even_limbs, v1);
+            hi = _mm512_permutex2var_epi64(v0, odd_limbs, v1);
         }
         // leading_of: sign, magnitude, leading zeros, the top 64 bits and the sticky bit.
         const __mmask8 negative = _mm512_cmplt_epi64_mask(hi, zero);
@@ -482,10 +522,9 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
             narrow_run_element(in, k + static_cast<std::size_t>(std::countr_zero(redo)), out);
     }
 }
-// Step P6's wide run: wide_run_element in 8 lanes, the same numbers. The levels' 192-bit two's-complement sum as
-// exact_sum192 adds them: level v at shift sh = 64q + r (q, r the same in every lane) is v << r (low word),
-// v >> (64 - r) arithmetic (high word) and the sign fill (v >> 63), added at limb q with the carries of each limb
-// (q = 1: the sign fill would go to limb 3, beyond the value, as exact_sum192 ignores it). settle's magnitude and
+// Step P6's wide run: wide_run_element in 8 lanes, the same numbers. s's 192-bit two's-complement value as
+// exact_sum192::add_limbs makes it at shift 0: the limbs gathered (stride s_words), the missing ones the top limb's
+// sign fill. settle's magnitude and
 // leading bits: the three limbs negated as ~limbs + 1 with the carries; the top non-zero limb h, its leading zeros lz,
 // top = (limb_h << lz) | (limb_{h-1} >> (64 - lz)), sticky from the bits below; e = base + 64h - lz. settle leaves a
 // sum below 2^64 unnormalized (h = 0: m = limb 0, e = base), which takes encode; here it is normalized (m = limb 0
@@ -494,10 +533,11 @@ EXACTREF_TARGET_V4 void enclose_narrow_run_v4(const detail::narrow_run_input& in
 // exponent bits (the range test first), added from the lowest level up, then the outward steps.
 EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, std::size_t count,
                                             const detail::narrow_run_output& out) {
-    const int levels = in.count_levels;
+    const int levels = in.count_levels, words = in.s_words;
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), all_ones = _mm512_set1_epi64(-1);
     const __m512i sixty_four = _mm512_set1_epi64(64);
     const __m512i stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(levels));
+    const __m512i s_stride = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(words));
     const __m512i low_min = _mm512_set1_epi64(-1022), low_max = _mm512_set1_epi64(1023 - (levels - 1) * in.w - 69);
     const __m512d shrink = _mm512_set1_pd(1 - 0x1p-45), grow = _mm512_set1_pd(1 + 0x1p-45);
     const __m512d zero_d = _mm512_setzero_pd();
@@ -525,41 +565,20 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
             lanes_row_takes(live, in.row_plain + k, in.row_min_exponent + k, in.col_min_exponent, in.emin) &
             (~any_far | far_range);
         const __mmask8 widen = takes & any_far;
-        if (in.prefetch_s != nullptr) lanes_prefetch(in.prefetch_s + k * static_cast<std::size_t>(levels), levels);
+        if (in.prefetch_s != nullptr) lanes_prefetch(in.prefetch_s + k * static_cast<std::size_t>(words), words);
         if (in.prefetch_t != nullptr) lanes_prefetch(in.prefetch_t + k * static_cast<std::size_t>(levels), levels);
         const __m512d pow_a = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(widen, ea), 52));
         const __m512d pow_b = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_maskz_mov_epi64(widen, eb), 52));
         const __m512d far_sum = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(far_a), pow_a),
                                               _mm512_mul_pd(_mm512_cvtepu64_pd(far_b), pow_b));
         const __m512d far = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(far_sum), one));  // > 0, finite
-        // exact_sum192::add, level by level.
-        __m512i w0 = zero, w1 = zero, w2 = zero;
-        const std::int64_t* s_base = in.s_levels + k * static_cast<std::size_t>(levels);
-        for (int lv = 0; lv < levels; ++lv) {
-            const int shift = (levels - 1 - lv) * in.w, q = shift >> 6, r = shift & 63;  // shift <= 122: q <= 1
-            const __m512i v = _mm512_mask_i64gather_epi64(zero, live, stride, s_base + lv, 8);
-            const __m512i x_lo = _mm512_sll_epi64(v, _mm_cvtsi32_si128(r));
-            const __m512i x_hi = _mm512_sra_epi64(v, _mm_cvtsi32_si128(64 - r));  // count 64: the sign fill
-            if (q == 0) {
-                const __m512i a = _mm512_add_epi64(w0, x_lo);
-                const __mmask8 carry_a = _mm512_cmplt_epu64_mask(a, x_lo);
-                w0 = a;
-                const __m512i b0 = _mm512_add_epi64(w1, x_hi);
-                const __mmask8 carry_b0 = _mm512_cmplt_epu64_mask(b0, x_hi);
-                const __m512i b = _mm512_mask_add_epi64(b0, carry_a, b0, one);
-                const __mmask8 carry_b = carry_b0 | (carry_a & _mm512_cmpeq_epi64_mask(b, zero));
-                w1 = b;
-                const __m512i ext = _mm512_srai_epi64(v, 63);
-                const __m512i c0 = _mm512_add_epi64(w2, ext);
-                w2 = _mm512_mask_add_epi64(c0, carry_b, c0, one);
-            } else {
-                const __m512i a = _mm512_add_epi64(w1, x_lo);
-                const __mmask8 carry_a = _mm512_cmplt_epu64_mask(a, x_lo);
-                w1 = a;
-                const __m512i b0 = _mm512_add_epi64(w2, x_hi);
-                w2 = _mm512_mask_add_epi64(b0, carry_a, b0, one);
-            }
-        }
+        // exact_sum192::add_limbs at shift 0: the limbs, the missing ones the sign fill.
+        const std::uint64_t* s_base = in.s_limbs + k * static_cast<std::size_t>(words);
+        const __m512i w0 = _mm512_mask_i64gather_epi64(zero, live, s_stride, s_base, 8);
+        const __m512i w1 = words >= 2 ? _mm512_mask_i64gather_epi64(zero, live, s_stride, s_base + 1, 8)
+                                      : _mm512_srai_epi64(w0, 63);
+        const __m512i w2 = words >= 3 ? _mm512_mask_i64gather_epi64(zero, live, s_stride, s_base + 2, 8)
+                                      : _mm512_srai_epi64(w1, 63);
         // settle: the magnitude of a negative sum (~limbs + 1, the carry running up while limbs are 0).
         const __mmask8 negative = _mm512_cmplt_epi64_mask(w2, zero);
         const __mmask8 w0_zero = _mm512_cmpeq_epi64_mask(w0, zero), w1_zero = _mm512_cmpeq_epi64_mask(w1, zero);
@@ -645,7 +664,9 @@ EXACTREF_TARGET_V4 void enclose_wide_run_v4(const detail::wide_run_input& in, st
 
 // Whether the runs take the AVX-512 kernels at the given lanes.
 bool run_lanes_v4(int lanes) noexcept {
-#ifdef EXACTREF_NARROW_RUN_LANES
+#if defined(EXACTREF_EMULATE_AVX512)
+    return lanes >= 8;  // the emulated kernels run on any CPU
+#elif defined(EXACTREF_NARROW_RUN_LANES)
     return lanes >= 8 && detail::host_simd_lanes() >= 8;
 #else
     (void)lanes;
@@ -761,23 +782,22 @@ public:
     }
 
 private:
-    // Step P1's exact sums of one element from 2^base: its levels (s, and t unless null; the lowest at shift
-    // offset) and C0 (c, unless null), in one 128-bit integer each when narrow (every partial sum below
-    // 2^(top_shift + 69) <= 2^127: |level| < 2^63, at most 31 levels, |C0| < 2^53 at its shift), else in windows of
-    // digits_for(top_shift) digits (<= max_digits: the caller checks), into which add_far(ws, wt) adds the far
-    // products. vs and vt are the sums' leading bits (vt only with t).
+    // Step P1's exact sums of one element from 2^base: s's limbs and T's levels (t, unless null), both from shift
+    // offset, and C0 (c, unless null), in one 128-bit integer each when narrow (levels' top shift <= 58, so s_words
+    // <= 2 and every partial sum lies below 2^(top_shift + 69) <= 2^127: |S| < 2^(top_shift - offset + 55) for s's
+    // limbs (detail::s_value_words' bound), |level| < 2^63 for at most 31 of T's, |C0| < 2^53 at its shift), else in
+    // windows of digits_for(window_top_shift(top_shift, offset, s_words)) digits (<= max_digits: the caller checks),
+    // into which add_far(ws, wt) adds the far products. vs and vt are the sums' leading bits (vt only with t).
     template <class AddFar>
-    void sum_near(const std::int64_t* s, const std::int64_t* t, int offset, const detail::entry_parts* c, int base,
+    void sum_near(const std::uint64_t* s, const std::int64_t* t, int offset, const detail::entry_parts* c, int base,
                   int top_shift, bool narrow, AddFar&& add_far, exact_window::leading& vs,
                   exact_window::leading& vt) const {
         const int levels = st_.levels;
         if (narrow) {
-            detail::int128 sum = 0, abs_sum = 0;
-            for (int lv = 0; lv < levels; ++lv) {
-                const int shift = offset + (levels - 1 - lv) * st_.w;
-                sum += static_cast<detail::int128>(s[lv]) << shift;
-                if (t != nullptr) abs_sum += static_cast<detail::int128>(t[lv]) << shift;
-            }
+            detail::int128 sum = limbs_value128(s, st_.s_words) << offset, abs_sum = 0;
+            if (t != nullptr)
+                for (int lv = 0; lv < levels; ++lv)
+                    abs_sum += static_cast<detail::int128>(t[lv]) << (offset + (levels - 1 - lv) * st_.w);
             if (c != nullptr) {
                 const auto part = static_cast<detail::int128>(c->significand) << (c->exponent - base);
                 sum += c->negative ? -part : part;
@@ -787,15 +807,13 @@ private:
             if (t != nullptr) vt = leading_of(abs_sum, base);
             return;
         }
-        const int digits = exact_window::digits_for(top_shift);
+        const int digits = exact_window::digits_for(window_top_shift(top_shift, offset, st_.s_words));
         exact_window ws, wt;
         ws.reset(base, digits);
         wt.reset(base, digits);
-        for (int lv = 0; lv < levels; ++lv) {
-            const int shift = offset + (levels - 1 - lv) * st_.w;
-            ws.add(s[lv], shift);
-            if (t != nullptr) wt.add(t[lv], shift);
-        }
+        ws.add_limbs(s, st_.s_words, offset);
+        if (t != nullptr)
+            for (int lv = 0; lv < levels; ++lv) wt.add(t[lv], offset + (levels - 1 - lv) * st_.w);
         if (c != nullptr) {
             ws.add_unsigned(c->significand, c->negative, c->exponent - base);
             wt.add_unsigned(c->significand, false, c->exponent - base);
@@ -815,29 +833,31 @@ private:
         // (binary32, binary16, bfloat16 terms), or of T's levels in a window of 59 .. 122 bits (binary64 terms).
         const bool column_plain = sliced_ && !st_.has_c && plain_col_[j];
         const int top_shift = (levels - 1) * w;
-        const bool column_simple =
-            column_plain && st_.far_b[j].empty() && st_.t_enclosed && top_shift <= narrow_top_shift;
+        const int words = st_.s_words;
+        const bool column_simple = column_plain && st_.far_b[j].empty() && st_.t_enclosed &&
+                                   top_shift <= narrow_top_shift && words <= 2;
         const bool column_wide = column_plain && st_.far_b[j].size() < (std::size_t{1} << 31) &&
-                                 top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift;
-        const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);
+                                 top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift && words <= 3;
+        const std::size_t at = (j * st_.m + i0) * static_cast<std::size_t>(levels);  // T's levels
+        const std::size_t at_s = (j * st_.m + i0) * static_cast<std::size_t>(words);  // s's limbs
         // The next column's run of this band (short runs are too short for the prefetchers): the lanes prefetch it
         // as they go, else here.
         const std::size_t next = at + st_.m * static_cast<std::size_t>(levels);
+        const std::size_t next_s = at_s + st_.m * static_cast<std::size_t>(words);
         const bool prefetch_next = j + 1 < st_.n;
         if (prefetch_next && !(kernel_lanes_ && (column_simple || column_wide))) {
-            const std::size_t bytes = run * levels * 8;
-            for (std::size_t q = 0; q < bytes; q += 64) {
-                __builtin_prefetch(reinterpret_cast<const char*>(st_.s_levels.data() + next) + q);
-                if (!st_.t_enclosed) __builtin_prefetch(reinterpret_cast<const char*>(st_.t_levels.data() + next) + q);
-            }
+            for (std::size_t q = 0; q < run * words * 8; q += 64)
+                __builtin_prefetch(reinterpret_cast<const char*>(st_.s_limbs.data() + next_s) + q);
+            if (!st_.t_enclosed)
+                for (std::size_t q = 0; q < run * levels * 8; q += 64)
+                    __builtin_prefetch(reinterpret_cast<const char*>(st_.t_levels.data() + next) + q);
         }
         for (std::size_t r = 0; r < run; ++r) out.index[k0 + r] = (i0 + r) * st_.n + j;
         std::uint8_t done[band_cursor::band_rows] = {};  // run <= band_rows: a run lies in one band
         if (column_simple) {
             detail::narrow_run_input in;
-            in.levels = st_.s_levels.data() + at;
-            in.count_levels = levels;
-            in.w = w;
+            in.limbs = st_.s_limbs.data() + at_s;
+            in.words = words;
             in.row_top = st_.row_top.data() + i0;
             in.low_offset = st_.col_top[j] - (levels + 1) * w;
             in.row_simple = row_simple_.data() + i0;
@@ -847,12 +867,13 @@ private:
             in.t_hat = st_.t_hat.data() + j * st_.m + i0;
             in.t_below = st_.t_below;
             in.t_above = st_.t_above;
-            if (prefetch_next) in.prefetch = st_.s_levels.data() + next;
+            if (prefetch_next) in.prefetch = st_.s_limbs.data() + next_s;
             enclose_narrow_run_at(lanes_, in, run,
                                   {out.s_lo + k0, out.s_hi + k0, out.w_lo + k0, out.w_hi + k0, out.usable + k0, done});
         } else if (column_wide) {
             detail::wide_run_input in;
-            in.s_levels = st_.s_levels.data() + at;
+            in.s_limbs = st_.s_limbs.data() + at_s;
+            in.s_words = words;
             if (st_.t_enclosed) {  // Step S6's T (binary64 terms)
                 in.t_hat = st_.t_hat.data() + j * st_.m + i0;
                 in.t_below = st_.t_below;
@@ -873,7 +894,7 @@ private:
             in.col_min_exponent = st_.col_min_exponent[j];
             in.emin = st_.f->emin;
             if (prefetch_next) {
-                in.prefetch_s = st_.s_levels.data() + next;
+                in.prefetch_s = st_.s_limbs.data() + next_s;
                 if (!st_.t_enclosed) in.prefetch_t = st_.t_levels.data() + next;
             }
             enclose_wide_run_at(lanes_, in, run,
@@ -907,23 +928,24 @@ private:
             base = std::min(base, c.exponent);
             top_shift = std::max(low + top_shift, c.exponent) - base;
         }
-        if (exact_window::digits_for(top_shift) > exact_window::max_digits) return false;
+        const int offset = low - base;
+        if (exact_window::digits_for(window_top_shift(top_shift, offset, st_.s_words)) > exact_window::max_digits)
+            return false;
         double far = 0;
         const std::size_t far_a = st_.far_a[i].size(), far_b = st_.far_b[j].size();
         if (far_a + far_b > 0 && !far_bound(top, far_a, far_b, far)) return false;
-        const std::size_t at = (j * st_.m + i) * static_cast<std::size_t>(levels);
-        const std::int64_t* s = st_.s_levels.data() + at;
-        const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + at;
-        const int offset = low - base;
+        const std::size_t element = j * st_.m + i;
+        const std::uint64_t* s = st_.s_limbs.data() + element * static_cast<std::size_t>(st_.s_words);
+        const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + element * levels;
         exact_window::leading vs, vt;
-        if (top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift) {
-            exact_sum192 sum;  // binary64 terms: 5 levels of about 21 bits
-            for (int lv = 0; lv < levels; ++lv) sum.add(s[lv], offset + (levels - 1 - lv) * st_.w);
+        if (top_shift > narrow_top_shift && top_shift <= exact_sum192::max_shift && st_.s_words <= 3) {
+            exact_sum192 sum;  // binary64 terms: 5 levels of about 21 bits in 3 limbs (|S·2^offset| < 2^177)
+            sum.add_limbs(s, st_.s_words, offset);
             if (with_c) sum.add_unsigned(c.significand, c.negative, c.exponent - base);
             vs = sum.settle(base);
         } else {
-            sum_near(s, nullptr, offset, with_c ? &c : nullptr, base, top_shift, top_shift <= narrow_top_shift,
-                     [](exact_window&, exact_window&) {}, vs, vt);
+            sum_near(s, nullptr, offset, with_c ? &c : nullptr, base, top_shift,
+                     top_shift <= narrow_top_shift && st_.s_words <= 2, [](exact_window&, exact_window&) {}, vs, vt);
         }
         enclose_binary64(vs, s_lo, s_hi);
         const double c_abs = with_c ? std::ldexp(static_cast<double>(c.significand), c.exponent) : 0.0;
@@ -1014,17 +1036,19 @@ private:
             for (std::size_t q = 0; q < terms; ++q) highest = std::max(highest, far[q].e + 64);
             top_shift = highest - base;
         }
-        const std::size_t at = (j * st_.m + i) * static_cast<std::size_t>(levels);
-        const std::int64_t* s = st_.s_levels.data() + at;
-        const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + at;
+        const std::size_t element = j * st_.m + i;
+        const std::uint64_t* s = st_.s_limbs.data() + element * static_cast<std::size_t>(st_.s_words);
+        const std::int64_t* t = st_.t_enclosed ? nullptr : st_.t_levels.data() + element * levels;
         // Step S6 (narrow terms): T enclosed from t_hat, |C0| added with outward rounding below.
         double t_lo = 0, t_hi = 0;
         if (st_.t_enclosed && !detail::t_enclosure(st_, i, j, t_lo, t_hi)) return;
         const int offset = low - base;
         const bool with_c = st_.has_c && c.significand != 0;
         exact_window::leading vs, vt;
-        const bool narrow = terms == 0 && top_shift <= narrow_top_shift;
-        if (!narrow && exact_window::digits_for(top_shift) > exact_window::max_digits) return;
+        const bool narrow = terms == 0 && top_shift <= narrow_top_shift && st_.s_words <= 2;
+        if (!narrow &&
+            exact_window::digits_for(window_top_shift(top_shift, offset, st_.s_words)) > exact_window::max_digits)
+            return;
         sum_near(s, t, offset, with_c ? &c : nullptr, base, top_shift, narrow,
                  [&](exact_window& ws, exact_window& wt) {
                      for (std::size_t q = 0; q < terms; ++q) {  // each far product as two 64-bit halves

@@ -22,7 +22,12 @@
 #include <string>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
+#if defined(EXACTREF_EMULATE_AVX512)
+// tests/avx512_emulated_gemm.cpp compiles this file again on a portable model of the intrinsics (tests/
+// avx512_emulation.h): the int8-vnni engine then runs, lane by lane, on a CPU without AVX-512 VNNI too.
+#define EXACTREF_INT8_VNNI 1
+#include "avx512_emulation.h"
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(EXACTREF_NO_MULTIVERSION)
 #define EXACTREF_INT8_VNNI 1
 #include <cpuid.h>      // __get_cpuid_count: the VNNI and OSXSAVE bits
 #include <immintrin.h>  // _mm512_dpbusd_epi32
@@ -136,7 +141,11 @@ void micro_plain(const std::uint8_t* a, const std::int8_t* b, std::size_t quads,
 }
 
 #ifdef EXACTREF_INT8_VNNI
+#ifdef EXACTREF_EMULATE_AVX512
+#define EXACTREF_TARGET_VNNI
+#else
 #define EXACTREF_TARGET_VNNI [[gnu::target(EXACTREF_V4_FEATURES ",avx512vnni")]]
+#endif
 
 // 24 zmm accumulators (2 vectors of rows x 12 columns), named one by one so that GCC keeps every one in a register
 // (an array of them is spilled to the stack); per quad 2 loads of A and 12 broadcasts of B, so the loop is bound by
@@ -175,7 +184,10 @@ EXACTREF_TARGET_VNNI void micro_vnni(const std::uint8_t* a, const std::int8_t* b
 }
 
 // AVX-512 VNNI is usable when the CPU has it (cpuid leaf 7: AVX512F, AVX512BW, AVX512_VNNI) and the OS saves the
-// opmask and zmm state (OSXSAVE, and XCR0 bits 1, 2, 5, 6, 7).
+// opmask and zmm state (OSXSAVE, and XCR0 bits 1, 2, 5, 6, 7); the emulated kernel everywhere.
+#ifdef EXACTREF_EMULATE_AVX512
+bool cpu_has_vnni() noexcept { return true; }
+#else
 EXACTREF_TARGET_V4 bool os_saves_zmm() noexcept {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) return false;
@@ -189,6 +201,7 @@ bool cpu_has_vnni() noexcept {
     const bool f = (ebx & bit_AVX512F) != 0, bw = (ebx & bit_AVX512BW) != 0, vnni = (ecx & bit_AVX512VNNI) != 0;
     return f && bw && vnni && os_saves_zmm();
 }
+#endif
 #else
 bool cpu_has_vnni() noexcept { return false; }
 #endif
@@ -205,10 +218,11 @@ micro_kernel kernel_of(gemm_engine engine) {
 
 // Step S4 for one pass over the output columns of tiles [jt0, jt1): for every slice pair (p, q) and chunk of K,
 // the int32 products of all row tiles into `c32`, then widened into level p + q of a block-local int64 copy of the
-// levels (level-major, so that the widening is a contiguous vector loop), which goes into `out` at the end with the
-// s pass's offset correction (128·Σ_l beta_q(l, j) for every pair (p, q) of the level).
-void multiply_columns(const product_reference::state& st, const packed& pk, micro_kernel kernel, bool absolute,
-                      std::size_t jt0, std::size_t jt1, bulk_vector<std::int64_t>& out) {
+// levels (level-major, so that the widening is a contiguous vector loop); at the end each element's levels, with the
+// s pass's offset correction (128·Σ_l beta_q(l, j) for every pair (p, q) of the level), go into st.t_levels (T) or
+// packed into st.s_limbs (s).
+void multiply_columns(product_reference::state& st, const packed& pk, micro_kernel kernel, bool absolute,
+                      std::size_t jt0, std::size_t jt1) {
     const std::size_t m = st.m, n = st.n, quads = pk.quads;
     const auto levels = static_cast<std::size_t>(st.levels);
     const std::size_t tiles = jt1 - jt0, cols = tiles * nr;
@@ -240,18 +254,26 @@ void multiply_columns(const product_reference::state& st, const packed& pk, micr
                 }
             }
         }
+    // Each element's levels: T's into t_levels, s's packed into its limbs (pack_levels).
+    const auto words = static_cast<std::size_t>(st.s_words);
+    std::vector<std::int64_t> offset(levels), v(levels);
     for (std::size_t jj = 0; jj < cols; ++jj) {
         const std::size_t j = jt0 * nr + jj;
         if (j >= n) break;
         for (std::size_t t = 0; t < levels; ++t) {
-            std::int64_t offset = 0;  // Σ (alpha + 128)·beta - 128·Σ beta = Σ alpha·beta, per pair of level t
+            offset[t] = 0;  // Σ (alpha + 128)·beta - 128·Σ beta = Σ alpha·beta, per pair of level t
             if (!absolute)
                 for (int q = 0; q < st.sb; ++q) {
                     const int p = static_cast<int>(t) - q;
-                    if (p >= 0 && p < st.sa) offset += 128 * pk.col_sum[static_cast<std::size_t>(q) * n + j];
+                    if (p >= 0 && p < st.sa) offset[t] += 128 * pk.col_sum[static_cast<std::size_t>(q) * n + j];
                 }
-            const std::int64_t* src = block.data() + (t * cols + jj) * m;
-            for (std::size_t i = 0; i < m; ++i) out[(j * m + i) * levels + t] += src[i] - offset;
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t t = 0; t < levels; ++t) v[t] = block[(t * cols + jj) * m + i] - offset[t];
+            if (absolute)
+                for (std::size_t t = 0; t < levels; ++t) st.t_levels[(j * m + i) * levels + t] = v[t];
+            else
+                pack_levels(v.data(), 1, st.levels, st.w, st.s_words, st.s_limbs.data() + (j * m + i) * words);
         }
     }
 }
@@ -290,8 +312,9 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
     const micro_kernel kernel = kernel_of(engine);
     const std::size_t m = st.m, n = st.n;
     const auto stride = static_cast<std::size_t>(st.levels);
-    st.s_levels.assign(m * n * stride, 0);
-    st.t_levels.assign(st.t_enclosed ? 0 : m * n * stride, 0);  // Step S6 encloses T instead (build_t_estimate)
+    st.s_words = s_value_words(st.k, st.levels, st.w);
+    st.s_limbs.resize(m * n * static_cast<std::size_t>(st.s_words));  // every element written (multiply_columns)
+    st.t_levels.resize(st.t_enclosed ? 0 : m * n * stride);  // Step S6 encloses T instead (build_t_estimate)
     packed pk;
     for (int pass = 0; pass < (st.t_enclosed ? 1 : 2); ++pass) {
         const bool absolute = pass == 1;
@@ -303,9 +326,8 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
             pk.col_sum.clear();
         }
         const std::size_t block = tiles_per_block(pk.tiles_n, pk.tiles_m, stride, threads);
-        bulk_vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
         parallel_for(pk.tiles_n, threads, block, [&](std::size_t jt0, std::size_t jt1) {
-            multiply_columns(st, pk, kernel, absolute, jt0, jt1, out);
+            multiply_columns(st, pk, kernel, absolute, jt0, jt1);
         });
         if (pass == 0) {
             const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), (pk.tiles_n + block - 1) / block);
@@ -313,7 +335,8 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
                                  pk.b.size() + sizeof(std::int64_t) * pk.col_sum.size() +
                                  workers * block * nr * (pk.tiles_m * mr * sizeof(std::int32_t) +
                                                          m * stride * sizeof(std::int64_t)) +
-                                 sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
+                                 sizeof(std::uint64_t) * st.s_limbs.size() +
+                                 sizeof(std::int64_t) * st.t_levels.size();
         }
     }
 }
@@ -328,6 +351,9 @@ double int8_mac_ns(gemm_engine engine) noexcept {
         st.m = st.n = st.k = n;
         st.sa = st.sb = 1;
         st.levels = 1;
+        st.w = int8_w;
+        st.s_words = s_value_words(n, st.levels, st.w);
+        st.s_limbs.resize(n * n * static_cast<std::size_t>(st.s_words));
         packed pk;
         pk.tiles_m = n / mr;
         pk.tiles_n = n / nr;
@@ -335,11 +361,10 @@ double int8_mac_ns(gemm_engine engine) noexcept {
         pk.a.assign(n * n, 200);
         pk.b.assign(n * n, -100);
         pk.col_sum.assign(n, 0);
-        bulk_vector<std::int64_t> out(n * n, 0);
         double best = 1e300;
         for (int rep = 0; rep < 3; ++rep) {
             const auto t0 = std::chrono::steady_clock::now();
-            multiply_columns(st, pk, kernel, false, 0, pk.tiles_n, out);
+            multiply_columns(st, pk, kernel, false, 0, pk.tiles_n);
             const std::chrono::duration<double, std::nano> t = std::chrono::steady_clock::now() - t0;
             best = std::min(best, t.count());
         }

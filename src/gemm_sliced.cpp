@@ -247,10 +247,13 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
                                   std::max(tile_floor_bytes, st.a.bytes() + st.bt.bytes()));
     bulk_vector<double> left(lefts * tile.rows * k);
     const blas_single_thread one_blas_thread;
-    st.s_levels.resize(m * n * stride);
+    st.s_words = s_value_words(k, levels, w);
+    const auto words = static_cast<std::size_t>(st.s_words);
+    st.s_limbs.resize(m * n * words);
     st.t_levels.resize(st.t_enclosed ? 0 : m * n * stride);  // Step S6 encloses T instead
     st.plan.peak_bytes = st.a.bytes() + st.bt.bytes() + st.c.bytes() + tile.bytes +
-                         sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
+                         sizeof(std::int64_t) * tile.workers * tile.rows * stride +
+                         sizeof(std::uint64_t) * st.s_limbs.size() + sizeof(std::int64_t) * st.t_levels.size();
     for (std::size_t i0 = 0; i0 < m; i0 += tile.rows) {
         const std::size_t rows = std::min(tile.rows, m - i0);
         // Step S3, left side: operand r of the panel (rows x k, row-major like the copy of A) at left + r·rows·k.
@@ -265,10 +268,11 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
             const bool absolute = pass == 1;
             if (absolute)  // |slice| of every left operand, in place: clear the sign bits
                 for (std::size_t e = 0; e < lefts * rows * k; ++e) left[e] = std::fabs(left[e]);
-            bulk_vector<std::int64_t>& out = absolute ? st.t_levels : st.s_levels;
             parallel_for(n, threads, tile.cols, [&](std::size_t j0, std::size_t j1) {
-                // One worker may get several blocks (all of them on one thread): its buffers serve each in turn.
+                // One worker may get several blocks (all of them on one thread): its buffers serve each in turn. s's
+                // levels of one column of the panel go to `column`, then packed into the column's limbs.
                 bulk_vector<double> right(rights * k * tile.cols), d(gemms.size() * rows * tile.cols);
+                bulk_vector<std::int64_t> column(absolute ? 0 : rows * stride);
                 for (std::size_t b0 = j0; b0 < j1; b0 += tile.cols) {
                     const std::size_t cols = std::min(tile.cols, j1 - b0);
                     st.bt.visit([&](const auto* bt) {
@@ -284,7 +288,8 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
                     // |D| < 2^53 and a level adds at most 3·16 + 1 of them: below 2^59, exact in int64. A column's
                     // levels (rows·levels int64) stay in cache while its GEMM outputs are added in.
                     for (std::size_t jj = 0; jj < cols; ++jj) {
-                        std::int64_t* lev = out.data() + ((b0 + jj) * m + i0) * stride;
+                        std::int64_t* lev =
+                            absolute ? st.t_levels.data() + ((b0 + jj) * m + i0) * stride : column.data();
                         for (std::size_t t = 0; t < stride; ++t) {
                             std::int64_t* lt = lev + t;
                             bool first = true;
@@ -307,6 +312,10 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
                             if (first)
                                 for (std::size_t i = 0; i < rows; ++i) lt[i * stride] = 0;
                         }
+                        if (absolute) continue;
+                        std::uint64_t* limbs = st.s_limbs.data() + ((b0 + jj) * m + i0) * words;
+                        for (std::size_t i = 0; i < rows; ++i)
+                            pack_levels(lev + i * stride, 1, levels, w, st.s_words, limbs + i * words);
                     }
                 }
             });
@@ -397,7 +406,7 @@ void build_t_estimate(product_reference::state& st, unsigned threads, std::size_
     st.t_hat.resize(m * n);  // every element written by the GEMMs (beta = 0)
     const std::size_t peak = st.a.bytes() + st.bt.bytes() + st.c.bytes() + tile.bytes +
                              sizeof(double) * st.t_hat.size() +
-                             sizeof(std::int64_t) * (st.s_levels.size() + st.t_levels.size());
+                             sizeof(std::uint64_t) * st.s_limbs.size() + sizeof(std::int64_t) * st.t_levels.size();
     st.plan.peak_bytes = std::max(st.plan.peak_bytes, peak);
     // t_enclosure's factors, once per product. 1 - g and 1 - 2g are exact (g is a multiple of 2^-52 below 2^-20, K
     // < 2^32), and next_up of the quotient rounded in any mode is at least the quotient: valid whatever rounding mode

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "covers_filter.h"  // next_up, next_down (Step S6's outward rounding)
+#include "exactref/detail/covers_filter.h"  // s_value_words, pack_levels (s's limbs)
 #include "exactref/format.h"
 #include "exactref/gemm.h"
 
@@ -162,9 +163,14 @@ struct product_reference::state {
     bool karatsuba = false;          // slices 0 .. min(sa, sb)-1 paired (slice_gemms); w then has K·2^(2w+2) <= 2^53
     std::vector<int> row_top;        // E_i: |A(i, l)| < 2^E_i for every finite l
     std::vector<int> col_top;        // F_j: |B(l, j)| < 2^F_j
-    // Level sums, element (i, j) level t at ((j·m + i)·levels + t): Σ_{p+q=t} (A_p·B_q)(i, j), in units of
-    // 2^(E_i + F_j - (t + 2)·w); t_levels the same for |A_p|·|B_q| (empty with Step S6: see t_enclosed).
-    detail::bulk_vector<std::int64_t> s_levels, t_levels;
+    // s's near part, element (i, j) at limbs (j·m + i)·s_words .. + s_words: the exact Σ_t s_t·2^(E_i + F_j -
+    // (t + 2)·w) of its level sums s_t = Σ_{p+q=t} (A_p·B_q)(i, j), in units of 2^(E_i + F_j - (levels + 1)·w), as one
+    // two's-complement integer (detail::pack_levels; s_words = detail::s_value_words(K, levels, w): binary32's three
+    // levels in two limbs, binary64's five in three). T's level sums, Σ_{p+q=t} (|A_p|·|B_q|)(i, j) at
+    // ((j·m + i)·levels + t) in units of 2^(E_i + F_j - (t + 2)·w) (empty with Step S6: see t_enclosed).
+    int s_words = 0;
+    detail::bulk_vector<std::uint64_t> s_limbs;
+    detail::bulk_vector<std::int64_t> t_levels;
     // Step S6 (ozaki.md): T is not summed exactly. t_hat(i, j) at j·m + i is one binary64 GEMM's |A|·|B| (Inf/NaN
     // entries as 0; binary64 terms: of the scaled |A|, |B|, scaled back, NaN where it cannot enclose T), which
     // encloses T (t_enclosure); element(i, j) computes its exact T from a and bt on demand (the per-element dot path).
@@ -194,8 +200,8 @@ constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
     const int s = karatsuba ? (sa < sb ? sa : sb) : 0;
     return s * (s + 1) / 2 + sa * sb - s * s;
 }
-/// Steps S3-S4: fills s_levels and t_levels of `st` (w, sa, sb, levels and the tops already set) with the BLAS GEMM;
-/// then Step S6 (build_t_estimate) when st.t_enclosed.
+/// Steps S3-S4: fills s_limbs (s_words set here) and t_levels of `st` (w, sa, sb, levels and the tops already set) with
+/// the BLAS GEMM; then Step S6 (build_t_estimate) when st.t_enclosed.
 void build_sliced_levels(product_reference::state& st, unsigned threads);
 /// Whether Step S6's GEMM of |A|·|B| forms the products of format f exactly (p <= 24: at most 48 significand bits,
 /// exponents in [-298, 256], so only its additions round). Binary64 terms take Step S6 with row and column scaling
@@ -243,7 +249,7 @@ bool int8_engine_supported(gemm_engine engine) noexcept;
 gemm_engine best_int8_engine() noexcept;
 int int8_slice_width() noexcept;
 double int8_mac_ns(gemm_engine engine) noexcept;
-/// Steps S3-S4 on the int8 engine: the same s_levels and t_levels as build_sliced_levels for st.w = 7 and unpaired
+/// Steps S3-S4 on the int8 engine: the same s_limbs and t_levels as build_sliced_levels for st.w = 7 and unpaired
 /// slices. Throws std::runtime_error when `engine` is not supported here.
 void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigned threads);
 /// min_product_exponent of element (i, j) (reference.h), exact: only elements whose bound says a product could lie

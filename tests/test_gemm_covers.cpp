@@ -362,15 +362,17 @@ void check_enclosed_t_on_the_bound(std::size_t m, std::size_t k, std::size_t n, 
     const product_reference p = exact_matmul<T>(row_major<T>(a, m, k), row_major<T>(b, k, n), sliced_options());
     ASSERT_TRUE(p.plan().t_enclosed) << p.plan().describe();
     const reference_array refs = p.to_array(1);
-    // Every element enclosed (no Inf/NaN; few far entries), except on int8-plain, whose slow slice products can make
-    // the planner leave many far entries (more than an element's window takes: those are built as references).
+    // Every element enclosed (no Inf/NaN; few far entries), except on int8-plain and on the emulated int8-vnni
+    // (tests/avx512_emulated_gemm.cpp), whose slow slice products can make the planner leave many far entries (more
+    // than an element's window takes: those are built as references).
     // (Not checked under AddressSanitizer, where the measured prices that decide the slices are distorted.)
     const std::size_t enclosed = expect_facts_of_references(p, binary64_info);
     if (!exactref_test::running_under_address_sanitizer) {
-        // int8-plain's slices depend on its prices measured at run time (under load it may keep every entry far);
-        // with at most 64 far entries in all, no element exceeds its window, so every one is enclosed.
+        // The int8 engines' slices depend on their prices measured at run time (under load, or emulated, they may
+        // keep every entry far); with at most 64 far entries in all, no element exceeds its window, so every one is
+        // enclosed.
         const matmul_plan& plan = p.plan();
-        if (exactref_test::current_engine() != gemm_engine::int8_plain || plan.far_a + plan.far_b <= 64)
+        if (exactref_test::current_engine() == gemm_engine::binary64 || plan.far_a + plan.far_b <= 64)
             EXPECT_EQ(enclosed, m * n) << plan.describe();
     }
     for (const char* name : {"any_order", "any_order+fma", "directed:any_order", "split_k:3"}) {
@@ -807,6 +809,7 @@ TEST(GemmCovers, IndependentOfTheFloatingPointEnvironment) {
 struct narrow_run_case {
     int levels = 1, w = 1;
     std::vector<std::int64_t> level_sums;
+    std::vector<std::uint64_t> limbs;  // level_sums packed (detail::pack_levels), `words` limbs an element
     std::vector<int> row_top, row_min_exponent;
     std::vector<std::uint8_t> row_simple;
     std::vector<double> t_hat;
@@ -833,6 +836,23 @@ struct narrow_run_case {
                    << " vs " << int(other.done[k]);
         }
     };
+    // Packs each element's levels into `words` limbs (the fewest that hold every element's sum when words is 0).
+    int pack(int words) {
+        const std::size_t count = level_sums.size() / static_cast<std::size_t>(levels);
+        if (words == 0) {
+            words = 1;
+            for (std::size_t k = 0; k < count; ++k) {
+                mpz_class sum = 0;
+                for (int t = 0; t < levels; ++t)
+                    sum += mpz_class(static_cast<long>(level_sums[k * levels + t])) << ((levels - 1 - t) * w);
+                while (abs(sum) >= (mpz_class(1) << (64 * words - 1))) ++words;
+            }
+        }
+        limbs.assign(count * static_cast<std::size_t>(words), 0);
+        for (std::size_t k = 0; k < count; ++k)
+            detail::pack_levels(level_sums.data() + k * levels, 1, levels, w, words, limbs.data() + k * words);
+        return words;
+    }
     outputs run(int lanes) const {
         outputs out(row_top.size());
         detail::enclose_narrow_run(in, row_top.size(), out.view(), lanes);
@@ -864,6 +884,59 @@ std::int64_t random_level(std::mt19937_64& rng, std::span<const std::int64_t> ex
     }
 }
 
+TEST(GemmCoversLanes, PackedLevelsAreTheLevelsExactSumInTwosComplementLimbs) {
+    // detail::pack_levels against GMP: 1 to 31 levels of 1 to 26 bits (and the int8 engine's 7), levels of every
+    // magnitude the bound of s_value_words allows (|level| <= K·2^(2w) for K = 1 .. 2^30, random signs), levels that
+    // cancel, at the number of limbs s_value_words gives and in one limb more (the sign extension).
+    constexpr std::uint64_t seed = 20261208;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    std::size_t checked = 0, negative = 0, words_seen[detail::s_max_words + 2] = {};
+    for (int trial = 0; trial < 20000; ++trial) {
+        const int levels = 1 + static_cast<int>(rng() % 31);
+        const int log2k = static_cast<int>(rng() % 31);
+        const std::size_t below = log2k > 0 && rng() % 2 == 0 ? rng() % (std::size_t{1} << (log2k - 1)) : 0;
+        const std::size_t k = (std::size_t{1} << log2k) - below;
+        const int w_max = std::max(1, (53 - log2k) / 2);
+        const int w = rng() % 4 == 0 ? std::min(7, w_max) : 1 + static_cast<int>(rng() % static_cast<unsigned>(w_max));
+        // Levels of a near part: the value Σ_t v_t·2^((levels - 1 - t)·w) of magnitude below K·2^((levels + 1)·w)
+        // needs each |v_t| <= K·2^(2w) when the levels come from slices (|slice| < 2^w, K products each).
+        const std::int64_t cap = static_cast<std::int64_t>(k) << (2 * w);
+        std::vector<std::int64_t> v(static_cast<std::size_t>(levels));
+        for (auto& x : v) {
+            const std::uint64_t r = rng();
+            x = rng() % 5 == 0 ? (rng() % 2 == 0 ? cap : -cap)
+                               : static_cast<std::int64_t>(r % static_cast<std::uint64_t>(cap + 1));
+            if (rng() % 2 == 0) x = -x;
+        }
+        if (levels >= 2 && rng() % 4 == 0) {  // the top level cancels the next: a value in the low levels only
+            const std::int64_t small = static_cast<std::int64_t>(rng() % 1000) - 500;
+            v[0] = small;
+            v[1] = -(small << w) + static_cast<std::int64_t>(rng() % 3) - 1;
+        }
+        mpz_class exact = 0;
+        for (int t = 0; t < levels; ++t)
+            exact += mpz_class(static_cast<long>(v[static_cast<std::size_t>(t)])) << ((levels - 1 - t) * w);
+        if (abs(exact) >= mpz_class(static_cast<unsigned long>(k)) << ((levels + 1) * w)) continue;  // beyond the bound
+        const int words = detail::s_value_words(k, levels, w);
+        ASSERT_LE(words, detail::s_max_words);
+        for (const int wds : {words, words + 1}) {
+            std::uint64_t limbs[detail::s_max_words + 1];
+            detail::pack_levels(v.data(), 1, levels, w, wds, limbs);
+            mpz_class got = 0;  // the limbs as a two's-complement integer
+            for (int q = wds - 1; q >= 0; --q) got = (got << 64) + mpz_class(static_cast<unsigned long>(limbs[q]));
+            if (limbs[wds - 1] >> 63) got -= mpz_class(1) << (64 * wds);
+            ASSERT_EQ(got, exact) << "levels " << levels << " w " << w << " K " << k << " words " << wds;
+        }
+        ++words_seen[words];
+        negative += exact < 0 ? 1 : 0;
+        ++checked;
+    }
+    EXPECT_GT(checked, 15000u);
+    EXPECT_GT(negative, 5000u);
+    for (int q = 1; q <= 8; ++q) EXPECT_GT(words_seen[q], 100u) << q << " limbs";
+}
+
 TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) {
     // Random and adversarial runs: levels of every magnitude up to ±2^63 (INT64_MIN included), sums that cancel to
     // zero or to a few low bits (leading zeros 64 and beyond), carries between the two words, scales at the ends of
@@ -878,7 +951,7 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
     const double t_specials[] = {0.0, -0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
                                  std::numeric_limits<double>::infinity(), std::numeric_limits<double>::denorm_min(),
                                  std::numeric_limits<double>::max(), std::numeric_limits<double>::min(), 1.0, 0x1p-298};
-    std::size_t checked = 0, zero_sums = 0, beyond_normal = 0, high_word_zero = 0;
+    std::size_t checked = 0, zero_sums = 0, beyond_normal = 0, high_word_zero = 0, one_limb_runs = 0;
     for (int trial = 0; trial < 600; ++trial) {
         narrow_run_case c;
         c.levels = 1 + static_cast<int>(rng() % 4);
@@ -908,9 +981,11 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
             c.t_hat[k] = rng() % 3 == 0 ? t_specials[rng() % std::size(t_specials)]
                                         : std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 200) - 150);
         }
-        c.in.levels = c.level_sums.data();
-        c.in.count_levels = c.levels;
-        c.in.w = c.w;
+        // Two limbs hold any sum here ((levels - 1)·w <= 58, |level| <= 2^63, at most 4 levels); one when it fits.
+        c.in.words = c.pack(rng() % 2 == 0 ? 2 : 0);
+        ASSERT_LE(c.in.words, 2);
+        if (c.in.words == 1) ++one_limb_runs;
+        c.in.limbs = c.limbs.data();
         c.in.row_top = c.row_top.data();
         c.in.low_offset = -(c.levels + 1) * c.w + static_cast<int>(rng() % 21) - 10;
         c.in.row_simple = c.row_simple.data();
@@ -966,6 +1041,7 @@ TEST(GemmCoversLanes, NarrowRunsGiveTheSameBitsAtEveryWidthAndTheirSumsRdAndRu) 
     EXPECT_GT(zero_sums, 50u);
     EXPECT_GT(beyond_normal, 50u);
     EXPECT_GT(high_word_zero, 500u);
+    EXPECT_GT(one_limb_runs, 20u);
 }
 
 TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValues) {
@@ -981,6 +1057,7 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
                                      std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62,
                                      -(std::int64_t{1} << 62), (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 40)};
     std::size_t checked = 0, zero_sums = 0, widened = 0, refused_t = 0, low_limb = 0, from_t_hat = 0;
+    std::size_t words_used[4] = {};
     for (int trial = 0; trial < 600; ++trial) {
         const bool with_t_hat = trial % 2 == 1;
         narrow_run_case c;  // its row_top, row_min_exponent and row_simple (as row_plain) fields
@@ -1021,7 +1098,10 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
                                                                      static_cast<int>(rng() % 2001) - 1000);
         }
         detail::wide_run_input in;
-        in.s_levels = c.level_sums.data();
+        in.s_words = c.pack(rng() % 2 == 0 ? 3 : 0);  // three limbs hold any sum here (below 2^(122 + 63 + 3))
+        ASSERT_LE(in.s_words, 3);
+        ++words_used[in.s_words];
+        in.s_limbs = c.limbs.data();
         in.t_levels = t_levels.data();
         in.count_levels = c.levels;
         in.w = c.w;
@@ -1105,6 +1185,8 @@ TEST(GemmCoversLanes, WideRunsGiveTheSameBitsAtEveryWidthAndEncloseTheExactValue
     EXPECT_GT(widened, 1000u);
     EXPECT_GT(refused_t, 100u);
     EXPECT_GT(low_limb, 100u);
+    EXPECT_GT(words_used[2], 10u);  // runs of two and three limbs (one-limb runs are rare: every level would be tiny)
+    EXPECT_GT(words_used[3], 200u);
 }
 
 TEST(GemmCovers, SizeMismatchAndStructuredStandardsAreTheReferencePathsErrors) {

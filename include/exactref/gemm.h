@@ -124,9 +124,11 @@ struct matmul_plan {
     std::size_t special_a = 0; // Inf/NaN entries of A
     std::size_t special_b = 0; // Inf/NaN entries of B
     /// Bytes the build held at its peak (sliced): the copies of A, B and C0 (at the format's width: 2, 4 or 8 bytes an
-    /// entry), the level sums of s and T, t̂, and the temporaries of the tiles (a row panel's slice operands, each
-    /// worker's block of right operands and GEMM outputs: the operands' bytes, at least 16 MiB, where the tiles allow;
-    /// docs/algorithms/ozaki.md, "Layout"). The finished product_reference keeps the copies, the level sums and t̂.
+    /// entry), s packed (its level sums' exact value in as few 64-bit words as it needs: 2 for binary32 2 x 2 slices,
+    /// 3 for binary64 3 x 3), T's level sums or t̂, and the temporaries of the tiles (a row panel's slice operands,
+    /// each worker's block of right operands and GEMM outputs: the operands' bytes, at least 16 MiB, where the tiles
+    /// allow; docs/algorithms/ozaki.md, "Layout"). The finished product_reference keeps the copies, s, T's levels or
+    /// t̂.
     std::size_t peak_bytes = 0;
     /// e.g. "sliced on binary64: 2 x 2 slices of 20 bits, paired (3 slice GEMMs for s, 1 binary64 GEMM of |A|·|B|
     /// enclosing T), ..." (binary32 N(0, 1) data; with T's levels: "(3 slice GEMMs for s, 3 for T)").
@@ -134,8 +136,9 @@ struct matmul_plan {
 };
 
 /// The exact product in compact form: A·B (+ C0) for every element, without one superaccumulator per element.
-/// Memory: about 8·(s_A + s_B - 1) + 8 bytes per element (sliced, T enclosed: plan().t_enclosed; 16·(s_A + s_B - 1)
-/// with T's levels) plus a copy of A, B and C0 at the format's width. element(i, j) builds the reference of one
+/// Memory: about 8·words + 8 bytes per element (sliced, T enclosed: plan().t_enclosed; 8·words + 8·(s_A + s_B - 1)
+/// with T's levels; words = ceil((ceil(log2 K) + (s_A + s_B)·w + 2) / 64): 2 for binary32 at K = 1024, 3 for binary64)
+/// plus a copy of A, B and C0 at the format's width. element(i, j) builds the reference of one
 /// element on demand (with t_enclosed by the exact dot of row i and column j, O(K)); to_array() builds all of them
 /// (about 2.3 KB each).
 /// Thread safety: const member functions may be called concurrently.

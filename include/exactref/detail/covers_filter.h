@@ -3,12 +3,14 @@
 // decided (docs/algorithms/covers-filter.md). Not part of the public API.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "exactref/covers.h"
+#include "exactref/detail/uint128.h"
 #include "exactref/format.h"
 #include "exactref/reference.h"
 #include "exactref/scatter.h"
@@ -109,17 +111,71 @@ struct element_enclosure {
 };
 std::vector<element_enclosure> product_element_enclosures(const product_reference& product);
 
+/// Step S4's s of a sliced product as product_reference keeps it (docs/algorithms/ozaki.md, "Layout"): the exact
+/// near part Σ_t v_t·2^((levels - 1 - t)·w) of an element's level sums v_0 (the highest level) .. v_{levels-1}, in
+/// units of the last level's, as one two's-complement integer of s_value_words(k, levels, w) 64-bit limbs, the lowest
+/// first. The bound: every near entry is at most the entry (|a_near| <= |a| < 2^E_i, |b_near| < 2^F_j), so
+/// |value| < K·2^((levels + 1)·w) and ceil(log2 K) + (levels + 1)·w + 2 bits hold it with a bit to spare
+/// (binary32 2 x 2 slices at K = 1024: 92 bits, two limbs for three levels; binary64 3 x 3: 138 bits, three for five).
+inline constexpr int s_max_words = 14;  // 31 levels of <= 26 bits: 2 + 53 + 30·26 = 835 bits
+constexpr int s_value_words(std::size_t k, int levels, int w) noexcept {
+    const int log2k = k <= 1 ? 0 : std::bit_width(k - 1);  // ceil(log2 K)
+    return (log2k + (levels + 1) * w + 2 + 63) / 64;
+}
+/// Packs the levels v[t·stride] (t = 0 .. levels - 1, 1 <= w <= 63) into `words` limbs at out: Horner's rule
+/// modulo 2^(64·words), exact when the value fits (the bound above), whatever the partial sums do.
+inline void pack_levels(const std::int64_t* v, std::size_t stride, int levels, int w, int words,
+                        std::uint64_t* out) noexcept {
+    if (words <= 2) {
+        uint128 x = 0;
+        for (int t = 0; t < levels; ++t) x = (x << w) + static_cast<uint128>(static_cast<int128>(v[t * stride]));
+        out[0] = static_cast<std::uint64_t>(x);
+        if (words == 2) out[1] = static_cast<std::uint64_t>(x >> 64);
+        return;
+    }
+    if (words == 3) {  // binary64 terms: (high, low) = 64 + 128 bits
+        std::uint64_t high = 0;
+        uint128 low = 0;
+        for (int t = 0; t < levels; ++t) {
+            high = (high << w) | static_cast<std::uint64_t>(low >> (128 - w));
+            low <<= w;
+            const std::int64_t x = v[t * stride];
+            const uint128 sum = low + static_cast<uint128>(static_cast<int128>(x));  // x sign-extended to 128 bits
+            high += (sum < low ? 1 : 0) + (x < 0 ? ~std::uint64_t{0} : 0);         // the carry and the sign fill
+            low = sum;
+        }
+        out[0] = static_cast<std::uint64_t>(low);
+        out[1] = static_cast<std::uint64_t>(low >> 64);
+        out[2] = high;
+        return;
+    }
+    std::uint64_t limb[s_max_words] = {};
+    for (int t = 0; t < levels; ++t) {
+        for (int q = words - 1; q > 0; --q) limb[q] = (limb[q] << w) | (limb[q - 1] >> (64 - w));
+        limb[0] <<= w;
+        const std::int64_t x = v[t * stride];
+        const std::uint64_t fill = x < 0 ? ~std::uint64_t{0} : 0;  // x's sign extension above limb 0
+        std::uint64_t carry = 0;
+        for (int q = 0; q < words; ++q) {
+            const uint128 sum = static_cast<uint128>(limb[q]) + (q == 0 ? static_cast<std::uint64_t>(x) : fill) + carry;
+            limb[q] = static_cast<std::uint64_t>(sum);
+            carry = static_cast<std::uint64_t>(sum >> 64);
+        }
+    }
+    for (int q = 0; q < words; ++q) out[q] = limb[q];
+}
+
 /// Step P6 (docs/algorithms/covers-filter.md): the usual element's enclosures of a product, for a run of elements
-/// k = 0 .. count - 1 (rows of one column), as the fast path computes them. Element k's s is
-/// Σ_t levels[k·count_levels + t]·2^((count_levels - 1 - t)·w + row_top[k] + low_offset) exactly (t = 0 the
-/// highest level; 1 <= count_levels, (count_levels - 1)·w <= 58), its T is enclosed from t_hat[k] (Step S6:
+/// k = 0 .. count - 1 (rows of one column), as the fast path computes them. Element k's s is the two's-complement
+/// integer of limbs[k·words .. k·words + words) (limb 0 the lowest; 1 <= words <= 2) times 2^(row_top[k] +
+/// low_offset), exactly; its T is enclosed from t_hat[k] (Step S6:
 /// [t_hat·t_below, t_hat·t_above] moved one step outward). Element k is taken (done[k] = 1) when row_simple[k] != 0
 /// and row_min_exponent[k] == INT_MAX, col_min_exponent == INT_MAX or their sum >= emin; then s_lo[k], s_hi[k] are
 /// RD and RU of s in binary64, w_lo[k], w_hi[k] T's enclosure and usable[k] whether t_hat[k] is finite and >= 0
 /// (else both 0). Otherwise done[k] = 0 and s_lo, s_hi, w_lo, w_hi, usable are 0.
 struct narrow_run_input {
-    const std::int64_t* levels = nullptr;
-    int count_levels = 0, w = 0;
+    const std::uint64_t* limbs = nullptr;
+    int words = 0;
     const int* row_top = nullptr;
     int low_offset = 0;
     const std::uint8_t* row_simple = nullptr;
@@ -127,7 +183,7 @@ struct narrow_run_input {
     int col_min_exponent = 0, emin = 0;
     const double* t_hat = nullptr;
     double t_below = 1, t_above = 1;
-    const std::int64_t* prefetch = nullptr;  // the next run's levels (or nullptr), prefetched as the run goes
+    const std::uint64_t* prefetch = nullptr;  // the next run's limbs (or nullptr), prefetched as the run goes
 };
 struct narrow_run_output {
     double* s_lo;
@@ -142,8 +198,9 @@ struct narrow_run_output {
 /// set_covers_block_lanes' cap). The caller holds a detail::default_fp_environment.
 void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const narrow_run_output& out, int lanes);
 /// Step P6's wide run (binary64 terms: the window of the levels (count_levels - 1)·w in 59 .. 122 bits), for a
-/// column without C0: element k's near s is Σ_t s_levels[k·count_levels + t]·2^((count_levels - 1 - t)·w + low_k),
-/// low_k = row_top[k] + low_offset, and its W is enclosed from t_levels the same way in binary64 (Step P4's W), or,
+/// column without C0: element k's near s is the two's-complement integer of s_limbs[k·s_words .. k·s_words + s_words)
+/// (1 <= s_words <= 3) times 2^low_k, low_k = row_top[k] + low_offset, and its W is Σ_t t_levels[k·count_levels + t]
+/// ·2^((count_levels - 1 - t)·w + low_k) enclosed in binary64 (Step P4's W), or,
 /// with t_hat set (Step S6 for binary64 terms; t_levels then unused), from t_hat[k] as in narrow_run_input (W holds
 /// the far products then); its far products (row_far[k] far entries in the row, col_far in the column) are bounded
 /// by Step P4's F with top = low_k + (count_levels + 1)·w. An element is taken (done[k] = 1) when row_plain[k] != 0,
@@ -153,7 +210,8 @@ void enclose_narrow_run(const narrow_run_input& in, std::size_t count, const nar
 /// level's scale would leave the normal range (with t_hat: t_hat[k] is not finite and >= 0), all 0 and usable[k] = 0;
 /// elements not taken get 0.
 struct wide_run_input {
-    const std::int64_t* s_levels = nullptr;
+    const std::uint64_t* s_limbs = nullptr;
+    int s_words = 0;
     const std::int64_t* t_levels = nullptr;
     int count_levels = 0, w = 0;
     const int* row_top = nullptr;
@@ -164,7 +222,7 @@ struct wide_run_input {
     int slices_a = 0, slices_b = 0;  // s_A, s_B
     const int* row_min_exponent = nullptr;
     int col_min_exponent = 0, emin = 0;
-    const std::int64_t* prefetch_s = nullptr;  // the next run's s and T levels (or nullptr), prefetched as it goes
+    const std::uint64_t* prefetch_s = nullptr;  // the next run's s limbs and T levels (or nullptr), prefetched
     const std::int64_t* prefetch_t = nullptr;
     const double* t_hat = nullptr;  // Step S6's T instead of t_levels (binary64 terms), with its factors
     double t_below = 1, t_above = 1;
