@@ -312,7 +312,7 @@ void build_int8_levels(product_reference::state& st, gemm_engine engine, unsigne
     const micro_kernel kernel = kernel_of(engine);
     const std::size_t m = st.m, n = st.n;
     const auto stride = static_cast<std::size_t>(st.levels);
-    st.s_words = s_value_words(st.k, st.levels, st.w);
+    st.s_words = s_words_of(st);
     st.s_limbs.resize(m * n * static_cast<std::size_t>(st.s_words));  // every element written (multiply_columns)
     st.t_levels.resize(st.t_enclosed ? 0 : m * n * stride);  // Step S6 encloses T instead (build_t_estimate)
     packed pk;

@@ -247,7 +247,7 @@ void build_sliced_levels(product_reference::state& st, unsigned threads) {
                                   std::max(tile_floor_bytes, st.a.bytes() + st.bt.bytes()));
     bulk_vector<double> left(lefts * tile.rows * k);
     const blas_single_thread one_blas_thread;
-    st.s_words = s_value_words(k, levels, w);
+    st.s_words = s_words_of(st);
     const auto words = static_cast<std::size_t>(st.s_words);
     st.s_limbs.resize(m * n * words);
     st.t_levels.resize(st.t_enclosed ? 0 : m * n * stride);  // Step S6 encloses T instead

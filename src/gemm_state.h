@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>  // std::allocator
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -199,6 +201,16 @@ std::vector<slice_gemm> slice_gemms(int sa, int sb, bool karatsuba);
 constexpr int slice_gemm_count(int sa, int sb, bool karatsuba) noexcept {
     const int s = karatsuba ? (sa < sb ? sa : sb) : 0;
     return s * (s + 1) / 2 + sa * sb - s * s;
+}
+/// s_value_words for st's K, levels and w. The planner's widths keep it within s_max_words (ceil(log2 K) + 2w <= 53,
+/// at most 31 levels of at most 26 bits: 835 bits); checked so that no other plan can overrun pack_levels' limbs.
+inline int s_words_of(const product_reference::state& st) {
+    const int words = s_value_words(st.k, st.levels, st.w);
+    if (words > s_max_words)
+        throw std::logic_error("exactref::matmul: s would need " + std::to_string(words) + " 64-bit words, more than " +
+                               std::to_string(s_max_words) + " (K = " + std::to_string(st.k) + ", " +
+                               std::to_string(st.levels) + " levels of " + std::to_string(st.w) + " bits)");
+    return words;
 }
 /// Steps S3-S4: fills s_limbs (s_words set here) and t_levels of `st` (w, sa, sb, levels and the tops already set) with
 /// the BLAS GEMM; then Step S6 (build_t_estimate) when st.t_enclosed.
