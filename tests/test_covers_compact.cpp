@@ -98,19 +98,23 @@ std::vector<std::vector<T>> planted_results(const er::compact_reference_array& r
 template <class T>
 void check_against_the_exact_path(const er::compact_reference_array& refs, const char* what, std::uint64_t seed) {
     using tr = er::format_traits<T>;
-    for (const char* text : structured_and_directed) {
+    for (std::size_t m = 0; m < std::size(structured_and_directed); ++m) {
+        const char* text = structured_and_directed[m];
         SCOPED_TRACE(std::string(what) + " " + std::string(tr::info.name) + " " + text + " seed " + std::to_string(seed));
         const er::standard model = er::parse_standard(text);
         er::reference_array full;  // the elements as covers judges them under model (a structure's flat bound)
         full.rows = refs.size();
         full.cols = 1;
         for (std::size_t i = 0; i < refs.size(); ++i) full.elements.push_back(refs.element(i, model));
-        for (const std::vector<T>& results : planted_results<T>(refs, model, seed)) {
+        const std::vector<std::vector<T>> sets = planted_results<T>(refs, model, seed);
+        for (std::size_t k = 0; k < sets.size(); ++k) {
+            if (!exactref_test::on_diagonal(m, k, sets.size())) continue;  // below full scale (tests/test_scale.h)
+            const std::vector<T>& results = sets[k];
             std::vector<std::uint8_t> expected(results.size());
             std::vector<std::size_t> first;
             std::size_t violations = 0;
             for (std::size_t i = 0; i < results.size(); ++i) {
-                expected[i] = er::covers(results[i], refs.element(i, model), model).covered;
+                expected[i] = er::covers(results[i], full.elements[i], model).covered;
                 if (expected[i]) continue;
                 ++violations;
                 if (first.size() < 8) first.push_back(i);
@@ -191,9 +195,10 @@ void check_planted_on_zero_sums(const char* what, Build&& build) {
         SCOPED_TRACE(text);
         const er::standard model = er::parse_standard(text);
         std::vector<std::vector<double>> sets(6, std::vector<double>(refs.size()));
+        std::vector<er::reference> elements;
         std::size_t deferred = 0;
         for (std::size_t i = 0; i < refs.size(); ++i) {
-            const er::reference r = refs.element(i, model);
+            const er::reference& r = elements.emplace_back(refs.element(i, model));
             const double s = r.nearest<double>(), b = er::bound(r, model, er::binary64_info);
             const bool planted = s == 0 && b > 0 && std::isfinite(b);
             deferred += planted ? 2 : 0;
@@ -211,7 +216,7 @@ void check_planted_on_zero_sums(const char* what, Build&& build) {
             const std::vector<double>& results = sets[set];
             std::size_t violations = 0;
             for (std::size_t i = 0; i < results.size(); ++i)
-                violations += er::covers(results[i], refs.element(i, model), model).covered ? 0 : 1;
+                violations += er::covers(results[i], elements[i], model).covered ? 0 : 1;
             const std::uint64_t before = er::detail::covers_exact_path_count();
             const er::array_verdict v = er::covers(std::span<const double>(results), refs, model);
             if (set < 2) decided_exactly += er::detail::covers_exact_path_count() - before;
@@ -336,8 +341,12 @@ TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
     constexpr std::size_t n = three_blocks::n;
     std::mt19937_64 rng(41);
     const three_blocks arrays(rng);
-    for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order"})
+    const char* const texts[] = {"any_order", "levels:fold:8,any", "directed:any_order"};
+    for (std::size_t m = 0; m < std::size(texts); ++m)
     for (const er::compact_reference_array* judged : {&arrays.segments, &arrays.scan}) {
+        // Below full scale, each standard on one of the two arrays (tests/test_scale.h).
+        if (!exactref_test::on_diagonal(m, judged == &arrays.scan ? 1 : 0, 2)) continue;
+        const char* text = texts[m];
         SCOPED_TRACE(std::string(text) + (judged == &arrays.scan ? " scan" : " segments"));
         const er::compact_reference_array& refs = *judged;
         const er::standard model = er::parse_standard(text);
@@ -418,6 +427,20 @@ struct block_lanes_scope {
 };
 constexpr int every_width[] = {0, 1, 4, 8};  // 0: off (decide_fast alone); caps above the CPU's widest run its widest
 
+// The widths of every_width that run distinct code here: a cap above the CPU's widest version (after EXACTREF_SIMD)
+// runs that version again (8 on an AVX2 CPU is 4), so it is left out.
+std::vector<int> distinct_widths() {
+    std::vector<int> widths, lanes_run;
+    for (int width : every_width) {
+        const block_lanes_scope scope(width);
+        const int lanes = er::detail::covers_block_lanes();
+        if (std::find(lanes_run.begin(), lanes_run.end(), lanes) != lanes_run.end()) continue;
+        lanes_run.push_back(lanes);
+        widths.push_back(width);
+    }
+    return widths;
+}
+
 // What covers() and covers_flags say of one result set, and how many elements (and ratios) the exact path decided.
 struct judged {
     std::size_t violations = 0, worst_index = 0;
@@ -456,7 +479,8 @@ judged judge(const er::compact_reference_array& refs, const std::vector<T>& resu
 template <class T>
 void check_every_width(const er::compact_reference_array& refs, const char* what, std::uint64_t seed) {
     using tr = er::format_traits<T>;
-    for (const char* text : structured_and_directed) {
+    for (std::size_t m = 0; m < std::size(structured_and_directed); ++m) {
+        const char* text = structured_and_directed[m];
         SCOPED_TRACE(std::string(what) + " " + std::string(tr::info.name) + " " + text + " n " +
                      std::to_string(refs.size()) + " seed " + std::to_string(seed));
         const er::standard model = er::parse_standard(text);
@@ -475,12 +499,16 @@ void check_every_width(const er::compact_reference_array& refs, const char* what
                 sets.push_back(down);
             }
         }
-        for (const std::vector<T>& results : sets) {
+        std::vector<er::reference> elements;  // each element's own reference, for the exact verdicts
+        for (std::size_t i = 0; i < refs.size(); ++i) elements.push_back(refs.element(i, model));
+        for (std::size_t k = 0; k < sets.size(); ++k) {
+            if (!exactref_test::on_diagonal(m, k, sets.size())) continue;  // below full scale (tests/test_scale.h)
+            const std::vector<T>& results = sets[k];
             std::vector<std::uint8_t> expected(results.size());
             for (std::size_t i = 0; i < results.size(); ++i)
-                expected[i] = er::covers(results[i], refs.element(i, model), model).covered;
+                expected[i] = er::covers(results[i], elements[i], model).covered;
             judged off;
-            for (int width : every_width) {
+            for (int width : distinct_widths()) {
                 const block_lanes_scope scope(width);
                 const judged j = judge(refs, results, model);
                 for (std::size_t i = 0; i < results.size(); ++i)
@@ -508,9 +536,14 @@ TEST(CoversCompact, BlockFilterAtEveryWidthMatchesTheElementFilterAtBlockBoundar
     const oracle::term_mix mixes[] = {oracle::term_mix::clustered, oracle::term_mix::cancelling,
                                       oracle::term_mix::specials};
     std::uint64_t seed = 100;
-    for (std::size_t n : sizes) {
-        for (oracle::term_mix mix : mixes) {
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const std::size_t n = sizes[k];
+        for (std::size_t m = 0; m < std::size(mixes); ++m) {
+            const oracle::term_mix mix = mixes[m];
             std::mt19937_64 rng(++seed);
+            // Below full scale, every size with one of the mixes (tests/test_scale.h); the seeds stay those of the
+            // full run.
+            if (!exactref_test::on_diagonal(k, m, std::size(mixes))) continue;
             const std::size_t terms = n < 64 ? 4 * n : 2 * n;
             const std::vector<float> x = typed<float>(oracle::random_terms(er::binary32_info, terms, mix, rng));
             std::vector<std::int64_t> ids(terms);
@@ -532,24 +565,33 @@ TEST(CoversCompact, BlockFilterAtEveryWidthMatchesTheElementFilterInEveryFactorR
     // float16 and bfloat16 scans reach γ <= 1, γ > 1 (Step K3b's division) and no finite factor (unbounded lanes);
     // full-range and subnormal terms give spilled and unusable summaries, ties exact midpoints.
     std::uint64_t seed = 200;
+    std::size_t m = 0;
     for (oracle::term_mix mix : oracle::all_term_mixes) {
         std::mt19937_64 rng(++seed);
+        // Below full scale, each mix with one of the three arrays (tests/test_scale.h).
+        const bool run[] = {exactref_test::on_diagonal(m, 0, 3), exactref_test::on_diagonal(m, 1, 3),
+                            exactref_test::on_diagonal(m, 2, 3)};
+        ++m;
         const std::vector<er::float16> h = typed<er::float16>(oracle::random_terms(er::binary16_info, 700, mix, rng));
-        check_every_width<er::float16>(er::inclusive_scan(std::span<const er::float16>(h), {h.size()}), "scan", seed);
+        if (run[0])
+            check_every_width<er::float16>(er::inclusive_scan(std::span<const er::float16>(h), {h.size()}), "scan",
+                                           seed);
         const std::vector<er::bfloat16> b =
             typed<er::bfloat16>(oracle::random_terms(er::bfloat16_info, 300, mix, rng));
-        check_every_width<er::bfloat16>(er::inclusive_scan(std::span<const er::bfloat16>(b), {b.size()}), "scan",
-                                        seed);
+        if (run[1])
+            check_every_width<er::bfloat16>(er::inclusive_scan(std::span<const er::bfloat16>(b), {b.size()}), "scan",
+                                            seed);
         const std::vector<double> d = typed<double>(oracle::random_terms(er::binary64_info, 300, mix, rng));
         std::vector<std::int64_t> ids(d.size());
         for (auto& id : ids) id = static_cast<std::int64_t>(rng() % 40);
         const std::span<const std::int64_t> segment_ids(ids);
-        check_every_width<double>(er::segment_sum(std::span<const double>(d), segment_ids, 45), "segments", seed);
+        if (run[2])
+            check_every_width<double>(er::segment_sum(std::span<const double>(d), segment_ids, 45), "segments", seed);
     }
 }
 
 TEST(CoversCompact, BlockFilterAtEveryWidthDefersResultsOnTheBound) {
-    for (int width : every_width) {
+    for (int width : distinct_widths()) {
         SCOPED_TRACE("width " + std::to_string(width));
         const block_lanes_scope scope(width);
         planted_on_zero_sums_of_scans_and_segments();
@@ -567,13 +609,17 @@ TEST(CoversCompact, BlockFilterAtEveryWidthFindsTheWorstOfLongArrays) {
     // as it stays covered; every width must give the exact path's worst element and the same exact-ratio count.
     std::mt19937_64 rng(51);
     const three_blocks arrays(rng);
-    for (const char* text : {"any_order", "levels:fold:8,any", "directed:any_order", "directed:levels:fold:8,any"})
+    const char* const texts[] = {"any_order", "levels:fold:8,any", "directed:any_order", "directed:levels:fold:8,any"};
+    for (std::size_t m = 0; m < std::size(texts); ++m)
     for (const er::compact_reference_array* refs : {&arrays.segments, &arrays.scan}) {
+        // Below full scale, each standard on one of the two arrays (tests/test_scale.h).
+        if (!exactref_test::on_diagonal(m, refs == &arrays.scan ? 1 : 0, 2)) continue;
+        const char* text = texts[m];
         SCOPED_TRACE(std::string(text) + (refs == &arrays.scan ? " scan" : " segments"));
         const er::standard model = er::parse_standard(text);
         const std::vector<float> results = covered_moves(*refs, model, 2 * 4096 + 7, rng);
         judged off;
-        for (int width : every_width) {
+        for (int width : distinct_widths()) {
             const block_lanes_scope scope(width);
             const judged j = judge(*refs, results, model);
             EXPECT_EQ(j.violations, 0u) << j.message;

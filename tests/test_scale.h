@@ -32,4 +32,15 @@ N scaled(N n, N floor = 1) {
     return std::min(n, std::max(v, floor));
 }
 
+// For a test over the cross product of two lists of cases (term mixes x id patterns, array sizes x term mixes): at
+// scale 1 every pair runs; below 1 a diagonal of it, the pairs (i, j) with (i + j) % stride == 0, stride =
+// min(columns, round(1 / scale)), so every row i still runs with at least one j and every column j with a share of
+// the rows (columns: how many values j takes).
+inline bool on_diagonal(std::size_t i, std::size_t j, std::size_t columns) {
+    if (test_scale() >= 1) return true;
+    const auto inverse = static_cast<std::size_t>(std::llround(1 / test_scale()));
+    const std::size_t stride = std::max<std::size_t>(1, std::min(columns, inverse));
+    return (i + j) % stride == 0;
+}
+
 }  // namespace exactref_test

@@ -5,13 +5,15 @@
 #                    reason, when no device is present; without it they compile to a test that skips and says so.
 file(GLOB _exactref_cuda_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_*.cpp
                                                  ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_*.cpp)
-set_source_files_properties(${_exactref_cuda_tests} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off;-fno-fast-math")
+# Their own options, so they leave out the tests' shared precompiled header (tests/CMakeLists.txt), made without them.
+set_source_files_properties(${_exactref_cuda_tests} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off;-fno-fast-math"
+                            SKIP_PRECOMPILE_HEADERS ON)
 file(GLOB _exactref_gpu_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_*.cpp)
 foreach(src ${_exactref_gpu_tests})
   get_filename_component(name ${src} NAME_WE)
-  if(TARGET ${name} AND TARGET exactref_cuda)
-    target_link_libraries(${name} PRIVATE exactref::cuda)
-    target_compile_definitions(${name} PRIVATE EXACTREF_HAVE_CUDA=1)
+  if(TARGET ${name}_objects AND TARGET exactref_cuda)  # the test's object file (tests/CMakeLists.txt)
+    target_link_libraries(${name}_objects PUBLIC exactref::cuda)
+    target_compile_definitions(${name}_objects PRIVATE EXACTREF_HAVE_CUDA=1)
   endif()
 endforeach()
 unset(_exactref_cuda_tests)

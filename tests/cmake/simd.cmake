@@ -23,7 +23,9 @@ foreach(level avx2 base)
   add_test(NAME simd_${level}.fp_environment COMMAND test_fp_environment --gtest_filter=FpEnvironment.OnePass*)
   set_tests_properties(simd_${level}.accumulator_random simd_${level}.fused_sum simd_${level}.structured
                        simd_${level}.dot simd_${level}.fp_environment
-                       PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=${simd_rerun_scale}" LABELS unit)
+                       PROPERTIES
+                       ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=${simd_rerun_scale};EXACTREF_SIMD_RERUN=1"
+                       LABELS unit SKIP_RETURN_CODE 77 COST 500)  # long: started early in a clean clone's run
   # covers()' block filter over compact arrays (src/covers_block.h) and Step P5's lanes over a product's elements
   # (src/covers_source_block.h) have the same three versions, but their tests choose the version themselves: the
   # *AtEveryWidth* / *LaneWidths* tests run 8, 4 and 1 lanes (AVX-512, AVX2, scalar) wherever the CPU has them, so
@@ -35,9 +37,12 @@ foreach(level avx2 base)
     add_test(NAME simd_${level}.gemm_covers
              COMMAND test_gemm_covers --gtest_filter=*BandsAndLaneWidthsGiveTheReferencePathsVerdicts*)
     set_tests_properties(simd_${level}.covers_block simd_${level}.gemm_covers
-                         PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=0.3" LABELS unit)
+                         PROPERTIES ENVIRONMENT "EXACTREF_SIMD=${level};EXACTREF_TEST_SCALE=0.3;EXACTREF_SIMD_RERUN=1"
+                         LABELS unit SKIP_RETURN_CODE 77 COST 500)  # long: started early in a clean clone's run
   endif()
 endforeach()
+# A rerun whose cap is not below this CPU's widest version (avx2 without AVX-512, base without AVX2) would run the
+# uncapped run's code again: EXACTREF_SIMD_RERUN makes it skip itself (tests/support/simd_rerun_guard.cpp, exit 77).
 # A value of EXACTREF_SIMD other than avx2, base or empty is an error naming it (read once per process, so its own run).
 add_test(NAME simd_bad_value COMMAND test_covers_compact --gtest_filter=SimdSetting.*)
 set_tests_properties(simd_bad_value PROPERTIES ENVIRONMENT "EXACTREF_SIMD=avx3" LABELS unit)
