@@ -1,11 +1,11 @@
 # The two commands of the README: `make demo` and `make test`. Both install what is missing, configure and build.
-# Other targets: `make build`, `make bench` (Google Benchmark, Release), `make sanitize` (ASan+UBSan tests, -O2 -g, without the
-# pytest run: the Python extension is not built with sanitizers), `make native` (the kernels' tests built with
-# -march=native, and the dispatching kernels compiled for x86-64-v4, -v3 and -v1),
-# `make fuzz` (every libFuzzer target for FUZZ_SECONDS seconds each, default 600, its corpus growing in
-# build/fuzz/corpus; docs/reliability.md), `make fuzz-smoke` (the short runs `make test` ends with; EXACTREF_FUZZ_SECONDS,
-# default 10), `make long` (long property runs), `make detection` (the detection-power table docs/detection.md: bench/bench_detection
-# under scripts/detection-table, about 20 minutes; not part of `make test`), `make clean`.
+# Other targets: `make build`, `make bench` (Google Benchmark, Release), `make sanitize` (ASan+UBSan tests, -O1 -g1,
+# without the pytest run: the Python extension is not built with sanitizers), `make native` (the kernels' tests built
+# with -march=native, and the dispatching kernels compiled for x86-64-v4, -v3 and -v1), `make fuzz` (every libFuzzer
+# target for FUZZ_SECONDS seconds each, default 600, its corpus growing in build/fuzz/corpus; docs/reliability.md),
+# `make fuzz-smoke` (the short runs CI makes after `make test`; EXACTREF_FUZZ_SECONDS, default 10), `make long` (long
+# property runs), `make detection` (the detection-power table docs/detection.md: bench/bench_detection under
+# scripts/detection-table, about 20 minutes; not part of `make test`), `make clean`.
 # `make demo` and `make test` print the demo and the test results, not the build: configure and build output goes to
 # build/logs/*.log, whose last lines and path are printed when a step fails.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -45,7 +45,6 @@ test: configure
 	@$(call logged,build,cmake --build $(BUILD) -j $(JOBS))
 	@echo "Running the tests (the whole ctest output is in $(LOGS)/test.log)"
 	@ctest --preset default -j $(JOBS) 2>&1 | tee $(LOGS)/test.log | grep -v -E $(CTEST_QUIET); exit $${PIPESTATUS[0]}
-	@$(MAKE) --no-print-directory fuzz-smoke
 
 long: build
 	@ctest --test-dir $(BUILD) -L long --output-on-failure -j $(JOBS)
@@ -71,7 +70,7 @@ fuzz-build: deps
 	@$(call logged,configure-fuzz,cmake --preset fuzz)
 	@$(call logged,build-fuzz,cmake --build --preset fuzz -j $(JOBS))
 
-# Each target for EXACTREF_FUZZ_SECONDS (default 10; CI: 60) over a copy of its seeds, two at a time.
+# Each target for EXACTREF_FUZZ_SECONDS (default 10; CI: 30) over a copy of its seeds, two at a time.
 fuzz-smoke: fuzz-build
 	@ctest --preset fuzz -j 2
 

@@ -108,7 +108,8 @@ void check_against_the_exact_path(const er::compact_reference_array& refs, const
         for (std::size_t i = 0; i < refs.size(); ++i) full.elements.push_back(refs.element(i, model));
         const std::vector<std::vector<T>> sets = planted_results<T>(refs, model, seed);
         for (std::size_t k = 0; k < sets.size(); ++k) {
-            if (!exactref_test::on_diagonal(m, k, sets.size())) continue;  // below full scale (tests/test_scale.h)
+            // Below full scale, a diagonal of standards x result sets (tests/test_scale.h).
+            if (!exactref_test::on_diagonal(m, k, std::size(structured_and_directed), sets.size())) continue;
             const std::vector<T>& results = sets[k];
             std::vector<std::uint8_t> expected(results.size());
             std::vector<std::size_t> first;
@@ -345,7 +346,7 @@ TEST(CoversCompact, WorstElementOfLongArraysIsThatOfTheReferenceArrayPath) {
     for (std::size_t m = 0; m < std::size(texts); ++m)
     for (const er::compact_reference_array* judged : {&arrays.segments, &arrays.scan}) {
         // Below full scale, each standard on one of the two arrays (tests/test_scale.h).
-        if (!exactref_test::on_diagonal(m, judged == &arrays.scan ? 1 : 0, 2)) continue;
+        if (!exactref_test::on_diagonal(m, judged == &arrays.scan ? 1 : 0, std::size(texts), 2)) continue;
         const char* text = texts[m];
         SCOPED_TRACE(std::string(text) + (judged == &arrays.scan ? " scan" : " segments"));
         const er::compact_reference_array& refs = *judged;
@@ -502,7 +503,8 @@ void check_every_width(const er::compact_reference_array& refs, const char* what
         std::vector<er::reference> elements;  // each element's own reference, for the exact verdicts
         for (std::size_t i = 0; i < refs.size(); ++i) elements.push_back(refs.element(i, model));
         for (std::size_t k = 0; k < sets.size(); ++k) {
-            if (!exactref_test::on_diagonal(m, k, sets.size())) continue;  // below full scale (tests/test_scale.h)
+            // Below full scale, a diagonal of standards x result sets (tests/test_scale.h).
+            if (!exactref_test::on_diagonal(m, k, std::size(structured_and_directed), sets.size())) continue;
             const std::vector<T>& results = sets[k];
             std::vector<std::uint8_t> expected(results.size());
             for (std::size_t i = 0; i < results.size(); ++i)
@@ -543,7 +545,7 @@ TEST(CoversCompact, BlockFilterAtEveryWidthMatchesTheElementFilterAtBlockBoundar
             std::mt19937_64 rng(++seed);
             // Below full scale, every size with one of the mixes (tests/test_scale.h); the seeds stay those of the
             // full run.
-            if (!exactref_test::on_diagonal(k, m, std::size(mixes))) continue;
+            if (!exactref_test::on_diagonal(k, m, sizes.size(), std::size(mixes))) continue;
             const std::size_t terms = n < 64 ? 4 * n : 2 * n;
             const std::vector<float> x = typed<float>(oracle::random_terms(er::binary32_info, terms, mix, rng));
             std::vector<std::int64_t> ids(terms);
@@ -565,13 +567,13 @@ TEST(CoversCompact, BlockFilterAtEveryWidthMatchesTheElementFilterInEveryFactorR
     // float16 and bfloat16 scans reach γ <= 1, γ > 1 (Step K3b's division) and no finite factor (unbounded lanes);
     // full-range and subnormal terms give spilled and unusable summaries, ties exact midpoints.
     std::uint64_t seed = 200;
-    std::size_t m = 0;
-    for (oracle::term_mix mix : oracle::all_term_mixes) {
+    constexpr std::size_t mixes = std::size(oracle::all_term_mixes);
+    for (std::size_t m = 0; m < mixes; ++m) {
+        const oracle::term_mix mix = oracle::all_term_mixes[m];
         std::mt19937_64 rng(++seed);
         // Below full scale, each mix with one of the three arrays (tests/test_scale.h).
-        const bool run[] = {exactref_test::on_diagonal(m, 0, 3), exactref_test::on_diagonal(m, 1, 3),
-                            exactref_test::on_diagonal(m, 2, 3)};
-        ++m;
+        const bool run[] = {exactref_test::on_diagonal(m, 0, mixes, 3), exactref_test::on_diagonal(m, 1, mixes, 3),
+                            exactref_test::on_diagonal(m, 2, mixes, 3)};
         const std::vector<er::float16> h = typed<er::float16>(oracle::random_terms(er::binary16_info, 700, mix, rng));
         if (run[0])
             check_every_width<er::float16>(er::inclusive_scan(std::span<const er::float16>(h), {h.size()}), "scan",
@@ -613,7 +615,7 @@ TEST(CoversCompact, BlockFilterAtEveryWidthFindsTheWorstOfLongArrays) {
     for (std::size_t m = 0; m < std::size(texts); ++m)
     for (const er::compact_reference_array* refs : {&arrays.segments, &arrays.scan}) {
         // Below full scale, each standard on one of the two arrays (tests/test_scale.h).
-        if (!exactref_test::on_diagonal(m, refs == &arrays.scan ? 1 : 0, 2)) continue;
+        if (!exactref_test::on_diagonal(m, refs == &arrays.scan ? 1 : 0, std::size(texts), 2)) continue;
         const char* text = texts[m];
         SCOPED_TRACE(std::string(text) + (refs == &arrays.scan ? " scan" : " segments"));
         const er::standard model = er::parse_standard(text);

@@ -32,15 +32,15 @@ N scaled(N n, N floor = 1) {
     return std::min(n, std::max(v, floor));
 }
 
-// For a test over the cross product of two lists of cases (term mixes x id patterns, array sizes x term mixes): at
-// scale 1 every pair runs; below 1 a diagonal of it, the pairs (i, j) with (i + j) % stride == 0, stride =
-// min(columns, round(1 / scale)), so every row i still runs with at least one j (columns: how many values j takes),
-// and every column j with a share of the rows as long as there are at least stride rows (the scales the presets
-// use, 0.2 and 0.3, give stride 5 and 3: mind a scale below 0.2 for a test with fewer than 1 / scale rows).
-inline bool on_diagonal(std::size_t i, std::size_t j, std::size_t columns) {
+// For a test over the cross product of two lists of cases (term mixes x id patterns, array sizes x term mixes), `rows`
+// values of i by `columns` values of j: at scale 1 every pair runs; below 1 a diagonal of it, the pairs (i, j) with
+// (i + j) % stride == 0, stride = min(rows, columns, round(1 / scale)), so every row i runs with at least one j (stride
+// <= columns) and every column j with at least one i (stride <= rows): at the presets' scales, 0.2 and 0.3, about a
+// fifth and a third of the pairs.
+inline bool on_diagonal(std::size_t i, std::size_t j, std::size_t rows, std::size_t columns) {
     if (test_scale() >= 1) return true;
     const auto inverse = static_cast<std::size_t>(std::llround(1 / test_scale()));
-    const std::size_t stride = std::max<std::size_t>(1, std::min(columns, inverse));
+    const std::size_t stride = std::max<std::size_t>(1, std::min({rows, columns, inverse}));
     return (i + j) % stride == 0;
 }
 

@@ -71,14 +71,14 @@ template <class T>
 void check_builders(std::uint64_t seed) {
     const er::format_info& f = er::format_traits<T>::info;
     std::mt19937_64 rng(seed);
-    std::size_t mix_index = 0;
-    for (oracle::term_mix mix : oracle::all_term_mixes) {
+    constexpr std::size_t mixes = std::size(oracle::all_term_mixes);
+    for (std::size_t m = 0; m < mixes; ++m) {
+        const oracle::term_mix mix = oracle::all_term_mixes[m];
         const std::vector<std::uint64_t> bits = oracle::random_terms(f, long_n, mix, rng);
         const std::vector<T> values = oracle::from_bits<T>(std::span<const std::uint64_t>(bits));
-        const std::size_t m = mix_index++;
         for (int pattern = 0; pattern < 5; ++pattern) {
             // Below full scale (the sanitize preset) a diagonal of mixes x patterns (tests/test_scale.h).
-            if (!exactref_test::on_diagonal(m, static_cast<std::size_t>(pattern), 5)) continue;
+            if (!exactref_test::on_diagonal(m, static_cast<std::size_t>(pattern), mixes, 5)) continue;
             // Up to 3000 segments: >= 8 terms per cell, threads take input chunks merged at the end; "even only"
             // with 40,000: threads take ranges of the output (scatter.cpp, scatter_terms).
             const std::size_t segments = pattern == 2 ? 3 : pattern == 3 ? 40000 : 1 + rng() % 3000;
@@ -125,15 +125,15 @@ TEST(ScatterThreads, Bfloat16SameBitsForEveryCount) { check_builders<er::bfloat1
 TEST(ScatterThreads, RankTwoScatterAddIndexAddAndEmbeddingBags) {
     std::mt19937_64 rng(305);
     const er::format_info& f = er::binary64_info;
-    std::size_t mix_index = 0;
-    for (oracle::term_mix mix : oracle::all_term_mixes) {
+    constexpr std::size_t mixes = std::size(oracle::all_term_mixes);
+    for (std::size_t m = 0; m < mixes; ++m) {
+        const oracle::term_mix mix = oracle::all_term_mixes[m];
         const std::string where = oracle::to_string(mix);
-        const std::size_t m = mix_index++;
         const std::size_t rows = 700, cols = 150;  // 105,000 updates
         const std::vector<std::uint64_t> bits = oracle::random_terms(f, rows * cols, mix, rng);
         const std::vector<double> src = oracle::from_bits<double>(std::span<const std::uint64_t>(bits));
         for (int dim = 0; dim < 2; ++dim) {
-            if (!exactref_test::on_diagonal(m, static_cast<std::size_t>(dim), 2)) continue;  // below full scale
+            if (!exactref_test::on_diagonal(m, static_cast<std::size_t>(dim), mixes, 2)) continue;  // below full scale
             const std::size_t out_rows = dim == 0 ? 40 : rows, out_cols = dim == 0 ? cols : 40;
             const std::vector<double> initial(out_rows * out_cols, 0.5);
             std::vector<std::int64_t> index(rows * cols);

@@ -3,9 +3,13 @@
 # builds the extension (a few minutes on two cores); later runs only re-run pytest.
 add_test(NAME python_pytest COMMAND ${PROJECT_SOURCE_DIR}/scripts/python-test
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-# The longest test of `make test` (about 220 s from a clean clone, most of it building the extension): a high COST
-# makes a parallel ctest without cost data (a clean clone) start it first, not last behind the other 570 tests.
+# The longest test of `make test` (from a clean clone: the virtual environment, PyPI's packages, the extension's build
+# and pytest's ~80 s): a high COST makes a parallel ctest without cost data (a clean clone) start it first, not last
+# behind the other 600 tests.
 set_tests_properties(python_pytest PROPERTIES LABELS python TIMEOUT 3000 COST 10000)
+if(EXACTREF_CCACHE_TEST_ENV)  # `pip install .` takes the library's objects from this build's ccache (CMakeLists.txt)
+  set_tests_properties(python_pytest PROPERTIES ENVIRONMENT "${EXACTREF_CCACHE_TEST_ENV}")
+endif()
 
 # `pip install .` into a new environment with build isolation (nanobind, scikit-build-core from PyPI) and a fresh build
 # folder, then the acceptance test: issue 5's "installs on a fresh machine". A full build: label "long" (`make long`).
