@@ -36,7 +36,7 @@ N scaled(N n, N floor = 1) {
 // values of i by `columns` values of j: at scale 1 every pair runs; below 1 a diagonal of it, the pairs (i, j) with
 // (i + j) % stride == 0, stride = min(rows, columns, round(1 / scale)), so every row i runs with at least one j (stride
 // <= columns) and every column j with at least one i (stride <= rows): at the presets' scales, 0.2 and 0.3, about a
-// fifth and a third of the pairs.
+// fifth and a third of the pairs (a larger share where the rows or the columns are fewer than 5 or 3).
 inline bool on_diagonal(std::size_t i, std::size_t j, std::size_t rows, std::size_t columns) {
     if (test_scale() >= 1) return true;
     const auto inverse = static_cast<std::size_t>(std::llround(1 / test_scale()));

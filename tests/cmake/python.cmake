@@ -7,8 +7,11 @@ add_test(NAME python_pytest COMMAND ${PROJECT_SOURCE_DIR}/scripts/python-test
 # and pytest's ~80 s): a high COST makes a parallel ctest without cost data (a clean clone) start it first, not last
 # behind the other 600 tests.
 set_tests_properties(python_pytest PROPERTIES LABELS python TIMEOUT 3000 COST 10000)
-if(EXACTREF_CCACHE_TEST_ENV)  # `pip install .` takes the library's objects from this build's ccache (CMakeLists.txt)
-  set_tests_properties(python_pytest PROPERTIES ENVIRONMENT "${EXACTREF_CCACHE_TEST_ENV}")
+# With ccache (CMakeLists.txt), `pip install .` takes the library's objects from this build's, and builds in a folder of
+# this build (scripts/python-test: EXACTREF_PIP_BUILD_DIR), so that the launcher stays out of build/python, pip's own.
+if(EXACTREF_CCACHE_TEST_ENV)
+  set_tests_properties(python_pytest PROPERTIES
+                       ENVIRONMENT "${EXACTREF_CCACHE_TEST_ENV};EXACTREF_PIP_BUILD_DIR=${PROJECT_BINARY_DIR}/pip-build")
 endif()
 
 # `pip install .` into a new environment with build isolation (nanobind, scikit-build-core from PyPI) and a fresh build

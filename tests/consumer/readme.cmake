@@ -45,6 +45,20 @@ function(run dir script what)
   endif()
 endfunction()
 run(${REPO_DIR} "${install}" install)
+# With ccache (CMakeLists.txt: EXACTREF_CCACHE_DIR) the lean build took the library's objects from the tests' build
+# through CMAKE_CXX_COMPILER_LAUNCHER, which CMake keeps in the build folder's cache: take it out again, so that a
+# user's own run of the README's commands in that folder does not go through ccache.
+if(DEFINED ENV{CMAKE_CXX_COMPILER_LAUNCHER})
+  unset(ENV{CMAKE_CXX_COMPILER_LAUNCHER})
+  if(NOT install MATCHES "-B ([^ \n]+)")
+    message(FATAL_ERROR "README.md's install block has no `cmake -B <folder>`: ${install}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -U CMAKE_CXX_COMPILER_LAUNCHER -B ${CMAKE_MATCH_1}
+                  WORKING_DIRECTORY ${REPO_DIR} RESULT_VARIABLE rc OUTPUT_QUIET)
+  if(rc)
+    message(FATAL_ERROR "could not take the compiler launcher out of ${REPO_DIR}/${CMAKE_MATCH_1}: ${rc}")
+  endif()
+endif()
 file(GLOB_RECURSE oracles ${WORK_DIR}/prefix/*oracle*)
 file(GLOB_RECURSE config ${WORK_DIR}/prefix/exactrefConfig.cmake)
 if(NOT config OR oracles)
